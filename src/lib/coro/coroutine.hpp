@@ -82,6 +82,11 @@ public:
     DeferId defer(void (*fn)(void*), void* arg) { return defers_.push(fn, arg); }
     void disarm(DeferId id) { defers_.disarm(id); }
 
+    // A pointer for the layer that runs the coroutine (the loop keeps its
+    // task record there); the coroutine itself never reads it.
+    void* user() const { return user_; }
+    void set_user(void* user) { user_ = user; }
+
     // Unique on this thread and across threads.
     Id id() const { return id_; }
     State state() const { return state_; }
@@ -116,6 +121,7 @@ private:
     void* body_;
     Invoke invoke_;
     Destroy destroy_body_;
+    void* user_ = nullptr;
     Id id_;
     std::int64_t result_ = 0;
     State state_ = State::created;
