@@ -1,0 +1,60 @@
+#pragma once
+// The table of connections: one 64-byte entry per fd, indexed by the fd, for
+// every fd a loop watches (connections, awaited fds, listeners, its own
+// eventfd). One table serves every loop of a process (an fd belongs to one
+// loop at a time), so epoll's data is just the fd and a lookup costs an index.
+//
+// Entries are a cache line each, so two loops never write the same line. The
+// table is sized from RLIMIT_NOFILE and mapped MAP_NORESERVE: untouched
+// entries cost no memory, and zeroed memory is a free entry.
+
+#include "loop/timer_wheel.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace weft {
+
+struct Task;
+
+enum class FdKind : std::uint8_t { free = 0, connection, awaited, listener, internal };
+
+// Sticky readiness bits beyond kReadable/kWritable (yield_protocol.hpp).
+inline constexpr std::uint8_t kPeerClosed = 4; // EPOLLRDHUP: reads will see EOF
+inline constexpr std::uint8_t kHungUp = 8;     // EPOLLHUP/EPOLLERR: terminal for every waiter
+
+struct alignas(64) FdEntry {
+    Task* task;              // the coroutine that owns or awaits the fd; null if parked
+    Timer timer;             // the fd's timeout (connections) or pause (listeners)
+    void* data;              // for the layer above the loop
+    std::uint16_t loop;      // index of the loop that watches it
+    std::uint16_t handler;   // the loop's handler that serves this connection
+    std::uint8_t registered; // interest registered with epoll
+    std::uint8_t waiting;    // interest its task waits for now
+    std::uint8_t ready;      // readiness seen and not yet handed to a waiter, + sticky bits
+    FdKind kind;
+};
+static_assert(sizeof(FdEntry) == 64, "one entry per cache line");
+
+class FdTable {
+public:
+    // Room for fds below `size`; 0 means the RLIMIT_NOFILE soft limit.
+    explicit FdTable(std::size_t size = 0);
+    ~FdTable();
+    FdTable(const FdTable&) = delete;
+    FdTable& operator=(const FdTable&) = delete;
+
+    std::size_t size() const { return size_; }
+    bool fits(int fd) const { return fd >= 0 && static_cast<std::size_t>(fd) < size_; }
+    FdEntry& operator[](int fd) { return entries_[fd]; }
+    int fd_of(const FdEntry& entry) const { return static_cast<int>(&entry - entries_); }
+
+    // Makes the entry free again (zeroes it); its timer must be disarmed.
+    void reset(int fd);
+
+private:
+    FdEntry* entries_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+} // namespace weft

@@ -1,0 +1,18 @@
+#pragma once
+// Listening sockets: non-blocking, close-on-exec, SO_REUSEADDR, and for TCP
+// SO_REUSEPORT (each loop has its own socket on the same port) and
+// TCP_NODELAY (accepted sockets inherit it). IPv6 sockets are IPv6-only, so
+// [::]:80 and *:80 can both be listened on.
+
+#include "util/address.hpp"
+
+#include <string>
+
+namespace weft {
+
+// A listening socket on `address`, or -1 with a one-line reason in `error`.
+// A unix socket file left by a dead server is replaced; one that a live
+// server answers on is not.
+int open_listener(const Address& address, std::string& error);
+
+} // namespace weft

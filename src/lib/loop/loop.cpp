@@ -1,0 +1,576 @@
+#include "loop/loop.hpp"
+
+#include <netinet/in.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+namespace weft {
+
+namespace {
+
+constexpr int kMaxEvents = 256;
+constexpr int kAcceptBatch = 64;
+constexpr std::uint32_t kAcceptPauseMs = 100;
+
+// The epoll events for an interest: edge-triggered, hang-ups reported.
+constexpr std::uint32_t kEpollEvents[4] = {
+    EPOLLET,
+    EPOLLIN | EPOLLRDHUP | EPOLLET,
+    EPOLLOUT | EPOLLET,
+    EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+};
+
+std::uint8_t readiness_of(std::uint32_t events) {
+    std::uint8_t ready = 0;
+    if (events & EPOLLIN) ready |= kReadable;
+    if (events & EPOLLOUT) ready |= kWritable;
+    if (events & EPOLLRDHUP) ready |= kPeerClosed | kReadable;
+    if (events & (EPOLLHUP | EPOLLERR)) ready |= kHungUp | kReadable | kWritable;
+    return ready;
+}
+
+// Listeners are level-triggered (accept_from takes a batch at a time); one
+// watched by several loops wakes only one of them per connection.
+std::uint32_t listener_events(bool shared) {
+    return EPOLLIN | (shared ? static_cast<std::uint32_t>(EPOLLEXCLUSIVE) : 0u);
+}
+
+FdEntry& entry_of(Timer& timer) {
+    return *reinterpret_cast<FdEntry*>(reinterpret_cast<char*>(&timer) - offsetof(FdEntry, timer));
+}
+
+} // namespace
+
+Loop::Loop(FdTable& table, std::uint16_t index)
+    : table_(table), index_(index), now_(read_clock()), timers_(now_) {}
+
+Loop::~Loop() {
+    assert(!running_loop_);
+    // run() ends every task; a loop never run may still hold spawned ones.
+    current_ = this;
+    abort_all();
+    current_ = nullptr;
+    for (Listener& listener : listeners_) {
+        listener.pause.cancel();
+        if (!listener.shared && listener.fd >= 0) {
+            table_.reset(listener.fd);
+            ::close(listener.fd);
+        }
+    }
+    if (post_fd_ >= 0) {
+        table_.reset(post_fd_);
+        ::close(post_fd_);
+    }
+    if (epoll_fd_ >= 0) ::close(epoll_fd_);
+}
+
+int Loop::open() {
+    epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+    if (epoll_fd_ < 0) return -errno;
+    post_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (post_fd_ < 0) return -errno;
+    if (!table_.fits(post_fd_)) return -EMFILE;
+    FdEntry& entry = table_[post_fd_];
+    entry.kind = FdKind::internal;
+    entry.loop = index_;
+    if (epoll_ctl_counted(EPOLL_CTL_ADD, post_fd_, EPOLLIN) != 0) return -errno;
+    return 0;
+}
+
+std::uint64_t Loop::read_clock() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000 +
+           static_cast<std::uint64_t>(ts.tv_nsec) / 1'000'000;
+}
+
+int Loop::epoll_ctl_counted(int op, int fd, std::uint32_t events) {
+    ++stats_.epoll_ctl;
+    epoll_event event{};
+    event.events = events;
+    event.data.fd = fd;
+    return ::epoll_ctl(epoll_fd_, op, fd, &event);
+}
+
+Task* Loop::current_task() {
+    Coroutine* coroutine = Coroutine::current();
+    return coroutine ? static_cast<Task*>(coroutine->user()) : nullptr;
+}
+
+// --- setup ------------------------------------------------------------------
+
+std::uint16_t Loop::add_handler(Handler handler) {
+    assert(!running_loop_ && handlers_.size() < UINT16_MAX);
+    handlers_.push_back(std::move(handler));
+    return static_cast<std::uint16_t>(handlers_.size() - 1);
+}
+
+int Loop::add_listener(int fd, std::uint16_t handler, bool shared) {
+    assert(handler < handlers_.size());
+    if (!table_.fits(fd)) return -EMFILE;
+    Listener& listener = listeners_.emplace_back(Listener{fd, handler, shared, Timer{}, this});
+    listener.pause.fire = [](Timer& timer) {
+        auto& l = *reinterpret_cast<Listener*>(reinterpret_cast<char*>(&timer) -
+                                               offsetof(Listener, pause));
+        if (!l.loop->stopping_)
+            l.loop->epoll_ctl_counted(EPOLL_CTL_ADD, l.fd, listener_events(l.shared));
+    };
+    FdEntry& entry = table_[fd];
+    entry.kind = FdKind::listener;
+    entry.handler = handler;
+    entry.loop = index_;
+    if (epoll_ctl_counted(EPOLL_CTL_ADD, fd, listener_events(shared)) != 0) return -errno;
+    return 0;
+}
+
+// --- tasks ------------------------------------------------------------------
+
+Task* Loop::new_task(CoroutinePtr coroutine, int fd) {
+    Task* task = free_tasks_;
+    if (task) {
+        free_tasks_ = task->next;
+        *task = Task{};
+    } else {
+        task = &task_storage_.emplace_back();
+    }
+    task->coroutine = std::move(coroutine);
+    task->coroutine->set_user(task);
+    task->fd = fd;
+    task->next = live_;
+    if (live_) live_->prev = task;
+    live_ = task;
+    ++live_tasks_;
+    ++stats_.tasks_started;
+    return task;
+}
+
+void Loop::free_task(Task* task) {
+    if (task->prev) task->prev->next = task->next;
+    if (task->next) task->next->prev = task->prev;
+    if (live_ == task) live_ = task->next;
+    --live_tasks_;
+    if (task->queued) {
+        std::replace(ready_.begin(), ready_.end(), task, static_cast<Task*>(nullptr));
+        std::replace(running_.begin(), running_.end(), task, static_cast<Task*>(nullptr));
+    }
+    *task = Task{};
+    task->next = free_tasks_;
+    free_tasks_ = task;
+}
+
+void Loop::queue(Task* task, std::int64_t value) {
+    assert(!task->queued);
+    task->queued = true;
+    task->wake_value = value;
+    ready_.push_back(task);
+}
+
+void Loop::wake(Coroutine& coroutine, std::int64_t value) {
+    Task* task = static_cast<Task*>(coroutine.user());
+    if (!task || !task->waiting) return;
+    task->waiting = false;
+    if (task->wait_fd >= 0) {
+        table_[task->wait_fd].waiting = 0;
+        task->wait_fd = -1;
+    }
+    queue(task, value);
+}
+
+int Loop::adopt(int fd, std::uint16_t handler) {
+    assert(handler < handlers_.size());
+    if (!table_.fits(fd)) {
+        ::close(fd);
+        return -EMFILE;
+    }
+    FdEntry& entry = table_[fd];
+    if (entry.kind != FdKind::free) {
+        // The fd was closed behind the loop's back and its number reused:
+        // let go of what the old entry held.
+        entry.timer.cancel();
+        if (entry.task && entry.task->wait_fd == fd) entry.task->wait_fd = -1;
+    }
+    entry = FdEntry{};
+    entry.kind = FdKind::connection;
+    entry.loop = index_;
+    entry.handler = handler;
+    entry.timer.fire = [](Timer& timer) {
+        FdEntry& e = entry_of(timer);
+        Loop& loop = *Loop::current();
+        if (e.task) {
+            loop.wake(*e.task->coroutine, -ETIMEDOUT);
+        } else {
+            loop.close_connection(loop.table_.fd_of(e));
+        }
+    };
+    max_fd_ = std::max(max_fd_, fd);
+    return start_connection(fd);
+}
+
+int Loop::start_connection(int fd) {
+    FdEntry& entry = table_[fd];
+    const std::uint16_t handler = entry.handler;
+    CoroutinePtr coroutine =
+        Coroutine::create([this, handler, fd] { return handlers_[handler](fd); });
+    if (!coroutine) {
+        const int error = errno;
+        std::fprintf(stderr, "weft: no coroutine stack for a connection: %s\n",
+                     std::strerror(error));
+        close_connection(fd);
+        return -error;
+    }
+    Task* task = new_task(std::move(coroutine), fd);
+    entry.task = task;
+    entry.waiting = 0;
+    run_task(task);
+    return 0;
+}
+
+void Loop::unpark(int fd) {
+    FdEntry& entry = table_[fd];
+    entry.ready &= ~kReadable;
+    entry.timer.cancel(); // the idle timeout ends with the idling
+    start_connection(fd);
+}
+
+void Loop::run_task(Task* task) {
+    task->queued = false;
+    ++stats_.resumes;
+    const std::int64_t value = task->coroutine->resume(task->wake_value);
+    after_resume(task, value);
+}
+
+void Loop::after_resume(Task* task, std::int64_t value) {
+    if (task->coroutine->finished()) {
+        end_task(task, value);
+        return;
+    }
+    const std::uint32_t op = yield_op(value);
+    if (op >= kOpCount) {
+        std::fprintf(stderr, "weft: coroutine %llu yielded unknown op %u: aborted\n",
+                     static_cast<unsigned long long>(task->coroutine->id()), op);
+        end_task(task, yield_value(Op::abort));
+        return;
+    }
+    switch (static_cast<Op>(op)) {
+    case Op::yield:
+        queue(task, 0);
+        return;
+    case Op::suspend:
+        task->waiting = true;
+        task->wait_fd = -1;
+        return;
+    case Op::abort:
+        end_task(task, value);
+        return;
+    default:
+        break;
+    }
+    const std::uint8_t interest = kOpInterest[op];
+    if (kOpForeign[op]) {
+        await_foreign(task, yield_fd(value), interest);
+    } else if (task->fd >= 0) {
+        wait_on(task, task->fd, interest);
+    } else {
+        // A task without a connection has no own fd to want.
+        task->waiting = true;
+        wake(*task->coroutine, -EBADF);
+    }
+}
+
+void Loop::end_task(Task* task, std::int64_t result) {
+    const int fd = task->fd;
+    const bool finished = task->coroutine->finished();
+    // Destroying a suspended coroutine unwinds it (coroutine.hpp); its
+    // defers release what it awaited.
+    task->coroutine.reset();
+    if (task->wait_fd >= 0) table_[task->wait_fd].waiting = 0;
+    free_task(task);
+    if (fd < 0) return;
+    FdEntry& entry = table_[fd];
+    entry.task = nullptr;
+    entry.waiting = 0;
+    const bool park = finished && yield_op(result) == static_cast<std::uint32_t>(Op::want_read) &&
+                      !stopping_ && !(entry.ready & (kPeerClosed | kHungUp));
+    if (!park) {
+        close_connection(fd);
+        return;
+    }
+    // Parked: no coroutine until bytes arrive, or now if they already have.
+    if (entry.ready & kReadable) {
+        unpark(fd);
+        return;
+    }
+    entry.waiting = kReadable;
+    if (watch(fd, entry, kReadable) != 0) close_connection(fd);
+}
+
+// --- waiting on fds -----------------------------------------------------------
+
+int Loop::watch(int fd, FdEntry& entry, std::uint8_t interest) {
+    const std::uint8_t want = entry.registered | interest;
+    if (want == entry.registered) return 0;
+    if (epoll_ctl_counted(entry.registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd,
+                          kEpollEvents[want]) != 0)
+        return -errno;
+    entry.registered = want;
+    return 0;
+}
+
+std::int64_t Loop::take_ready(FdEntry& entry, std::uint8_t interest) {
+    if (entry.ready & kHungUp) return kHangup; // terminal, for every waiter
+    const std::uint8_t ready = entry.ready & interest;
+    entry.ready &= ~ready;
+    return ready;
+}
+
+void Loop::wait_on(Task* task, int fd, std::uint8_t interest) {
+    FdEntry& entry = table_[fd];
+    task->waiting = true;
+    task->wait_fd = fd;
+    entry.waiting = interest;
+    if (const std::int64_t ready = take_ready(entry, interest)) {
+        wake(*task->coroutine, ready);
+        return;
+    }
+    if (const int error = watch(fd, entry, interest)) wake(*task->coroutine, error);
+}
+
+void Loop::await_foreign(Task* task, int fd, std::uint8_t interest) {
+    task->waiting = true;
+    if (!table_.fits(fd)) {
+        wake(*task->coroutine, -EBADF);
+        return;
+    }
+    FdEntry& entry = table_[fd];
+    if (entry.kind == FdKind::free) {
+        entry = FdEntry{};
+        entry.kind = FdKind::awaited;
+        entry.loop = index_;
+        entry.task = task;
+        // Released when the coroutine ends, however it ends.
+        task->coroutine->defer([this, fd] { forget_awaited(this, fd); });
+    } else if (entry.task != task) {
+        wake(*task->coroutine, -EBUSY);
+        return;
+    }
+    wait_on(task, fd, interest);
+}
+
+void Loop::forget_awaited(Loop* loop, int fd) {
+    FdEntry& entry = loop->table_[fd];
+    // The fd may have been closed and reused since: only undo our own entry.
+    if (entry.kind != FdKind::awaited || entry.task != current_task()) return;
+    if (entry.registered) loop->epoll_ctl_counted(EPOLL_CTL_DEL, fd, 0);
+    loop->table_.reset(fd);
+}
+
+void Loop::set_timeout(int fd, std::uint32_t ms) {
+    assert(table_.fits(fd) && table_[fd].kind == FdKind::connection);
+    timers_.arm(table_[fd].timer, now_ + ms);
+}
+
+void Loop::clear_timeout(int fd) {
+    assert(table_.fits(fd));
+    table_[fd].timer.cancel();
+}
+
+void Loop::close_connection(int fd) {
+    FdEntry& entry = table_[fd];
+    entry.timer.cancel();
+    table_.reset(fd);
+    ::close(fd); // also leaves the epoll set: nothing else holds the file
+}
+
+// --- the loop -----------------------------------------------------------------
+
+void Loop::dispatch(const epoll_event& event) {
+    const int fd = event.data.fd;
+    FdEntry& entry = table_[fd];
+    switch (entry.kind) {
+    case FdKind::connection:
+    case FdKind::awaited:
+        on_ready(fd, entry, event.events);
+        return;
+    case FdKind::listener:
+        for (Listener& listener : listeners_)
+            if (listener.fd == fd) accept_from(listener);
+        return;
+    case FdKind::internal:
+        if (fd == post_fd_) drain_posts();
+        return;
+    case FdKind::free:
+        return; // closed while its event was queued
+    }
+}
+
+void Loop::on_ready(int fd, FdEntry& entry, std::uint32_t events) {
+    entry.ready |= readiness_of(events);
+    if (!entry.task) {
+        // A parked connection: bytes (or a hang-up) start a coroutine again.
+        if (entry.kind != FdKind::connection) return;
+        if (entry.ready & kHungUp) {
+            close_connection(fd);
+        } else if (entry.ready & kReadable) {
+            unpark(fd);
+        }
+        return;
+    }
+    if (!entry.waiting || !(entry.ready & (entry.waiting | kHungUp))) return;
+    const std::int64_t value = take_ready(entry, entry.waiting);
+    wake(*entry.task->coroutine, value);
+}
+
+void Loop::accept_from(Listener& listener) {
+    for (int i = 0; i < kAcceptBatch && !stopping_; ++i) {
+        const int fd = accept4(listener.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            switch (errno) {
+            case EAGAIN:
+                return;
+            case EINTR:
+            case ECONNABORTED:
+            case EPROTO:
+                continue;
+            case EMFILE:
+            case ENFILE:
+            case ENOBUFS:
+            case ENOMEM:
+                pause_accepting(listener);
+                return;
+            default:
+                std::fprintf(stderr, "weft: accept: %s\n", std::strerror(errno));
+                return;
+            }
+        }
+        ++stats_.accepted;
+        // TCP_NODELAY comes from the listening socket: Linux copies it.
+        adopt(fd, listener.handler);
+    }
+}
+
+void Loop::pause_accepting(Listener& listener) {
+    // Out of fds or memory: stop watching the listener for a while, rather
+    // than spin on an accept that keeps failing. Connections wait in the
+    // backlog meanwhile.
+    ++stats_.accept_pauses;
+    epoll_ctl_counted(EPOLL_CTL_DEL, listener.fd, 0);
+    timers_.arm(listener.pause, now_ + kAcceptPauseMs);
+}
+
+void Loop::close_parked() {
+    for (int fd = 0; fd <= max_fd_; ++fd) {
+        FdEntry& entry = table_[fd];
+        if (entry.kind == FdKind::connection && entry.loop == index_ && !entry.task)
+            close_connection(fd);
+    }
+}
+
+void Loop::post(std::function<void()> fn) {
+    bool first = false;
+    {
+        std::lock_guard lock(post_mutex_);
+        first = posted_.empty();
+        posted_.push_back(std::move(fn));
+    }
+    if (first) {
+        // One wake-up per batch: later posts see a non-empty queue.
+        const std::uint64_t one = 1;
+        [[maybe_unused]] ssize_t n = ::write(post_fd_, &one, sizeof one);
+    }
+}
+
+void Loop::drain_posts() {
+    std::uint64_t count = 0;
+    [[maybe_unused]] ssize_t n = ::read(post_fd_, &count, sizeof count);
+    std::vector<std::function<void()>> batch;
+    {
+        std::lock_guard lock(post_mutex_);
+        batch.swap(posted_);
+    }
+    for (auto& fn : batch) fn();
+}
+
+void Loop::defer(std::function<void()> fn) {
+    deferred_.push_back(std::move(fn));
+}
+
+void Loop::run_deferred() {
+    while (!deferred_.empty()) {
+        std::vector<std::function<void()>> batch;
+        batch.swap(deferred_);
+        for (auto& fn : batch) fn();
+    }
+}
+
+void Loop::run_ready() {
+    running_.swap(ready_);
+    for (std::size_t i = 0; i < running_.size(); ++i) {
+        if (Task* task = running_[i]) run_task(task); // null: ended meanwhile
+    }
+    running_.clear();
+}
+
+void Loop::stop(std::chrono::milliseconds grace) {
+    const std::uint64_t deadline = now_ + static_cast<std::uint64_t>(grace.count());
+    if (stopping_) {
+        stop_deadline_ = std::min(stop_deadline_, deadline);
+        return;
+    }
+    stopping_ = true;
+    stop_deadline_ = deadline;
+    for (Listener& listener : listeners_) {
+        listener.pause.cancel();
+        epoll_ctl_counted(EPOLL_CTL_DEL, listener.fd, 0);
+        if (!listener.shared) {
+            table_.reset(listener.fd);
+            ::close(listener.fd);
+        }
+        listener.fd = -1;
+    }
+    close_parked();
+}
+
+void Loop::abort_all() {
+    ready_.clear();
+    running_.clear();
+    while (live_) {
+        live_->queued = false;
+        end_task(live_, yield_value(Op::abort));
+    }
+}
+
+void Loop::run() {
+    assert(epoll_fd_ >= 0 && "open() the loop first");
+    current_ = this;
+    running_loop_ = true;
+    epoll_event events[kMaxEvents];
+    for (;;) {
+        run_ready();
+        run_deferred();
+        if (stopping_ && (live_tasks_ == 0 || now_ >= stop_deadline_)) break;
+
+        std::int64_t timeout = ready_.empty() ? timers_.next_timeout(now_) : 0;
+        if (stopping_) {
+            const std::int64_t left = static_cast<std::int64_t>(stop_deadline_ - now_);
+            timeout = timeout < 0 ? left : std::min(timeout, left);
+        }
+        ++stats_.epoll_wait;
+        const int n = epoll_wait(epoll_fd_, events, kMaxEvents, static_cast<int>(timeout));
+        now_ = read_clock();
+        for (int i = 0; i < n; ++i) dispatch(events[i]);
+        timers_.advance(now_);
+    }
+    abort_all();
+    running_loop_ = false;
+    current_ = nullptr;
+}
+
+} // namespace weft

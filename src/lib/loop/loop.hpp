@@ -1,0 +1,191 @@
+#pragma once
+// A Loop: one thread's epoll loop and the coroutines it runs.
+//
+// Each coroutine is a Task. A connection task serves one fd; when its handler
+// returns Op::want_read the connection is parked: it keeps its fd and epoll
+// registration but no coroutine or stack, and a new coroutine is started
+// when bytes arrive. Any other return, or Op::abort, closes the fd.
+//
+// After each resume the loop reads the yielded value (yield_protocol.hpp) and
+// makes at most one epoll_ctl: registrations are edge-triggered and only
+// grow, so waiting again for what is registered costs none. Readiness seen
+// while a task was not waiting for it is remembered in the fd's entry, so an
+// edge is never lost; hang-ups are remembered for good.
+
+#include "coro/coroutine.hpp"
+#include "loop/fd_table.hpp"
+#include "loop/timer_wheel.hpp"
+#include "loop/yield_protocol.hpp"
+
+#include <sys/epoll.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+namespace weft {
+
+struct Task {
+    CoroutinePtr coroutine;
+    Task* prev = nullptr; // the loop's list of live tasks
+    Task* next = nullptr;
+    int fd = -1;          // the connection it serves, or -1
+    int wait_fd = -1;     // the fd whose entry records its wait, or -1
+    bool waiting = false; // suspended in a wait that wake() ends
+    bool queued = false;  // in the run queue
+    std::int64_t wake_value = 0;
+};
+
+class Loop {
+public:
+    // Serves the connection on `fd` in a coroutine; returns the final Op
+    // (Op::want_read parks the connection, anything else closes it).
+    using Handler = std::function<std::int64_t(int fd)>;
+
+    struct Stats {
+        std::uint64_t epoll_ctl = 0;
+        std::uint64_t epoll_wait = 0;
+        std::uint64_t resumes = 0;
+        std::uint64_t accepted = 0;
+        std::uint64_t accept_pauses = 0;
+        std::uint64_t tasks_started = 0;
+    };
+
+    // The loop watches fds in `table`, as loop number `index`.
+    explicit Loop(FdTable& table, std::uint16_t index = 0);
+    ~Loop();
+    Loop(const Loop&) = delete;
+    Loop& operator=(const Loop&) = delete;
+
+    // Creates the epoll fd and the eventfd; 0 or -errno.
+    int open();
+    // Runs until stopped and every task has ended; on its own thread.
+    void run();
+    // Stops accepting, closes parked connections, lets running tasks finish
+    // for `grace`, then destroys the rest. Loop thread only; from elsewhere,
+    // post() it. A second call can only shorten the grace.
+    void stop(std::chrono::milliseconds grace);
+    bool stopping() const { return stopping_; }
+
+    // Setup, before run(): a handler for connections, and a listening socket
+    // whose connections it serves. A shared listener is watched by several
+    // loops (EPOLLEXCLUSIVE) and closed by its owner; any other is the loop's.
+    std::uint16_t add_handler(Handler handler);
+    int add_listener(int fd, std::uint16_t handler, bool shared);
+
+    // Serves `fd` (a connected socket) with handler number `handler`; 0 or
+    // -errno (the fd is closed then).
+    int adopt(int fd, std::uint16_t handler);
+    // Runs `body` as a task with no connection; nullptr if no stack.
+    template <class Body>
+    Coroutine* spawn(Body&& body);
+
+    // Ends the wait of a task suspended or waiting on an fd: it runs on the
+    // next tick and sees `value`. Nothing happens to a task not waiting.
+    void wake(Coroutine& coroutine, std::int64_t value);
+
+    // Runs `fn` on this loop's thread, soon; callable from any thread. Calls
+    // posted before the loop wakes are run in one batch.
+    void post(std::function<void()> fn);
+    // Runs `fn` after this tick's events; loop thread only.
+    void defer(std::function<void()> fn);
+
+    // The fd's timeout: `ms` from now its waiting task is woken with
+    // -ETIMEDOUT, or a parked connection is closed. Re-setting replaces it.
+    void set_timeout(int fd, std::uint32_t ms);
+    void clear_timeout(int fd);
+
+    TimerWheel& timers() { return timers_; }
+    // Milliseconds on CLOCK_MONOTONIC, read once per tick.
+    std::uint64_t now() const { return now_; }
+
+    static Loop* current() { return current_; }
+    // The task running on this thread, if it runs on a loop.
+    static Task* current_task();
+    std::uint16_t index() const { return index_; }
+    FdTable& table() { return table_; }
+    const Stats& stats() const { return stats_; }
+    std::size_t live_tasks() const { return live_tasks_; }
+
+private:
+    struct Listener {
+        int fd;
+        std::uint16_t handler;
+        bool shared;
+        Timer pause; // re-enables accepting after EMFILE and the like
+        Loop* loop;
+    };
+
+    Task* new_task(CoroutinePtr coroutine, int fd);
+    void start_task(Task* task);
+    void run_task(Task* task);
+    void after_resume(Task* task, std::int64_t value);
+    void end_task(Task* task, std::int64_t result);
+    void free_task(Task* task);
+    int start_connection(int fd);
+    void unpark(int fd);
+    void queue(Task* task, std::int64_t value);
+
+    void wait_on(Task* task, int fd, std::uint8_t interest);
+    void await_foreign(Task* task, int fd, std::uint8_t interest);
+    static void forget_awaited(Loop* loop, int fd);
+    int watch(int fd, FdEntry& entry, std::uint8_t interest);
+    std::int64_t take_ready(FdEntry& entry, std::uint8_t interest);
+
+    void dispatch(const epoll_event& event);
+    void on_ready(int fd, FdEntry& entry, std::uint32_t events);
+    void accept_from(Listener& listener);
+    void pause_accepting(Listener& listener);
+    void close_connection(int fd);
+    void close_parked();
+    void drain_posts();
+    void run_ready();
+    void run_deferred();
+    void abort_all();
+    std::uint64_t read_clock();
+    int epoll_ctl_counted(int op, int fd, std::uint32_t events);
+
+    FdTable& table_;
+    const std::uint16_t index_;
+    int epoll_fd_ = -1;
+    int post_fd_ = -1; // eventfd
+    std::uint64_t now_;
+    TimerWheel timers_;
+    Stats stats_;
+
+    std::vector<Handler> handlers_;
+    std::deque<Listener> listeners_;
+
+    std::deque<Task> task_storage_; // tasks are pooled: never freed, reused
+    Task* free_tasks_ = nullptr;    // linked through Task::next
+    Task* live_ = nullptr;
+    std::size_t live_tasks_ = 0;
+    std::vector<Task*> ready_;   // woken this tick, run next
+    std::vector<Task*> running_; // the batch being run
+    std::vector<std::function<void()>> deferred_;
+
+    std::mutex post_mutex_;
+    std::vector<std::function<void()>> posted_; // guarded by post_mutex_
+
+    bool running_loop_ = false;
+    bool stopping_ = false;
+    std::uint64_t stop_deadline_ = 0;
+    int max_fd_ = -1; // highest connection fd seen, bounds the parked scan
+
+    inline static thread_local Loop* current_ = nullptr;
+};
+
+template <class Body>
+Coroutine* Loop::spawn(Body&& body) {
+    CoroutinePtr coroutine = Coroutine::create(std::forward<Body>(body));
+    if (!coroutine) return nullptr;
+    Task* task = new_task(std::move(coroutine), -1);
+    Coroutine* raw = task->coroutine.get();
+    queue(task, 0);
+    return raw;
+}
+
+} // namespace weft

@@ -1,0 +1,199 @@
+#include "loop/loop_group.hpp"
+
+#include "loop/listener.hpp"
+
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+
+namespace weft {
+
+namespace {
+
+sigset_t handled_signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&set, s);
+    return set;
+}
+
+std::vector<int> usable_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<int> cpus;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+            if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    }
+    if (cpus.empty()) cpus.push_back(0);
+    return cpus;
+}
+
+void notify(int fd) {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(fd, &one, sizeof one);
+}
+
+} // namespace
+
+LoopGroup::LoopGroup(Options options) : options_(options) {}
+
+LoopGroup::~LoopGroup() {
+    for (std::thread& t : threads_)
+        if (t.joinable()) t.join();
+    loops_.clear(); // closes each loop's own listeners
+    for (int fd : shared_listeners_) ::close(fd);
+    for (const Address& a : bound_)
+        if (a.kind() == Address::Kind::unix_path) unlink(std::string(a.path()).c_str());
+    if (control_fd_ >= 0) ::close(control_fd_);
+}
+
+int LoopGroup::open(std::string& error) {
+    control_fd_ = eventfd(0, EFD_CLOEXEC);
+    if (control_fd_ < 0) {
+        error = std::string("eventfd: ") + std::strerror(errno);
+        return -errno;
+    }
+    const unsigned count =
+        options_.threads ? options_.threads : static_cast<unsigned>(usable_cpus().size());
+    for (unsigned i = 0; i < count; ++i) {
+        auto loop = std::make_unique<Loop>(table_, static_cast<std::uint16_t>(i));
+        if (const int rc = loop->open()) {
+            error = std::string("cannot start an event loop: ") + std::strerror(-rc);
+            return rc;
+        }
+        loops_.push_back(std::move(loop));
+    }
+    return 0;
+}
+
+int LoopGroup::listen(const Address& address, Loop::Handler handler, std::string& error) {
+    if (address.kind() == Address::Kind::unix_path) {
+        // One socket: a path cannot be bound twice. Every loop watches it.
+        const int fd = open_listener(address, error);
+        if (fd < 0) return -1;
+        shared_listeners_.push_back(fd);
+        for (auto& loop : loops_) {
+            if (const int rc = loop->add_listener(fd, loop->add_handler(handler), true)) {
+                error = "listen on " + address.to_string() + ": " + std::strerror(-rc);
+                return rc;
+            }
+        }
+        bound_.push_back(address);
+        return 0;
+    }
+    // A socket per loop on one port (SO_REUSEPORT): the kernel spreads
+    // connections, and none crosses threads.
+    Address at = address;
+    for (auto& loop : loops_) {
+        const int fd = open_listener(at, error);
+        if (fd < 0) return -1;
+        if (at.port() == 0) at = Address::of_socket(fd).value_or(at);
+        if (const int rc = loop->add_listener(fd, loop->add_handler(handler), false)) {
+            ::close(fd);
+            error = "listen on " + at.to_string() + ": " + std::strerror(-rc);
+            return rc;
+        }
+    }
+    bound_.push_back(at);
+    return 0;
+}
+
+void LoopGroup::stop() {
+    stop_asked_ = true;
+    if (control_fd_ >= 0) notify(control_fd_);
+}
+
+void LoopGroup::stop_loops(std::chrono::milliseconds grace) {
+    for (auto& loop : loops_) {
+        Loop* l = loop.get();
+        l->post([l, grace] { l->stop(grace); });
+    }
+}
+
+void LoopGroup::broadcast(const Hook& hook) {
+    if (!hook) return;
+    for (auto& loop : loops_) {
+        Loop* l = loop.get();
+        l->post([l, &hook] { hook(*l); });
+    }
+}
+
+void LoopGroup::run() {
+    // Threads inherit the mask: block first, then start them.
+    const sigset_t signals = handled_signals();
+    sigset_t previous;
+    pthread_sigmask(SIG_BLOCK, &signals, &previous);
+    std::signal(SIGPIPE, SIG_IGN);
+    const int signal_fd = signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC);
+
+    const std::vector<int> cpus = usable_cpus();
+    for (std::size_t i = 0; i < loops_.size(); ++i) {
+        threads_.emplace_back([this, i, &cpus] {
+            char name[16];
+            std::snprintf(name, sizeof name, "weft-loop-%zu", i);
+            pthread_setname_np(pthread_self(), name);
+            if (options_.pin_cpus) {
+                cpu_set_t set;
+                CPU_ZERO(&set);
+                CPU_SET(cpus[i % cpus.size()], &set);
+                pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+            }
+            loops_[i]->run();
+            ++loops_ended_;
+            notify(control_fd_);
+        });
+    }
+
+    bool stopping = false;
+    while (loops_ended_ < loops_.size()) {
+        pollfd fds[2] = {{control_fd_, POLLIN, 0}, {signal_fd, POLLIN, 0}};
+        if (poll(fds, signal_fd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR) break;
+        if (fds[0].revents & POLLIN) {
+            std::uint64_t count = 0;
+            [[maybe_unused]] ssize_t n = ::read(control_fd_, &count, sizeof count);
+        }
+        signalfd_siginfo info{};
+        while (signal_fd >= 0 && ::read(signal_fd, &info, sizeof info) == sizeof info) {
+            switch (info.ssi_signo) {
+            case SIGTERM:
+            case SIGINT:
+                // A second one means now.
+                stop_loops(stopping ? std::chrono::milliseconds(0) : options_.grace);
+                stopping = true;
+                break;
+            case SIGHUP:
+                broadcast(reload_);
+                break;
+            case SIGUSR1:
+                broadcast(reopen_logs_);
+                break;
+            }
+        }
+        if (stop_asked_.exchange(false)) {
+            stop_loops(stopping ? std::chrono::milliseconds(0) : options_.grace);
+            stopping = true;
+        }
+    }
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+
+    // Take what arrived at the end, so unblocking does not deliver it.
+    if (signal_fd >= 0) {
+        signalfd_siginfo info{};
+        while (::read(signal_fd, &info, sizeof info) == sizeof info) {
+        }
+        ::close(signal_fd);
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+} // namespace weft

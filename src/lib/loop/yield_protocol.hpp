@@ -1,0 +1,64 @@
+#pragma once
+// The 64-bit value a coroutine yields to its loop, and the values the loop
+// resumes it with.
+//
+// Yielded: the low 32 bits are an Op; for the AWAIT_* ops the high 32 bits
+// are the fd awaited. WANT_* wait on the coroutine's own connection fd.
+//
+// Resumed with, after a wait:
+//   > 0   readiness: kReadable | kWritable, as far as waited for
+//   0     a YIELD came round, or an explicit wake (a timer, another task)
+//   < 0   -errno: kHangup (the peer hung up or the fd has an error: retry the
+//         syscall to learn which), -ETIMEDOUT (the fd's timeout fired),
+//         -EBUSY (another coroutine awaits that fd), -EBADF, or what
+//         epoll_ctl refused with.
+
+#include <cerrno>
+#include <cstdint>
+
+namespace weft {
+
+enum class Op : std::uint32_t {
+    yield = 0,            // run again on the next tick
+    want_read = 1,        // own fd
+    want_write = 2,       // own fd
+    want_read_write = 3,  // own fd
+    await_read = 4,       // fd in the high 32 bits
+    await_write = 5,      // fd in the high 32 bits
+    await_read_write = 6, // fd in the high 32 bits
+    suspend = 7,          // until something wakes it
+    abort = 8,            // close the connection and destroy the coroutine
+};
+inline constexpr std::uint32_t kOpCount = 9;
+
+// Interest bits: what a coroutine waits for on an fd.
+inline constexpr std::uint8_t kReadable = 1;
+inline constexpr std::uint8_t kWritable = 2;
+
+inline constexpr std::int64_t kHangup = -ECONNRESET;
+
+// What each op waits for, and whether on a foreign fd: indexed by Op.
+inline constexpr std::uint8_t kOpInterest[kOpCount] = {
+    0, kReadable, kWritable, kReadable | kWritable, kReadable, kWritable, kReadable | kWritable,
+    0, 0};
+inline constexpr bool kOpForeign[kOpCount] = {false, false, false, false, true,
+                                              true,  true,  false, false};
+
+constexpr std::int64_t yield_value(Op op, int fd = 0) {
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(static_cast<std::uint32_t>(fd))
+                                         << 32 |
+                                     static_cast<std::uint32_t>(op));
+}
+constexpr std::uint32_t yield_op(std::int64_t value) {
+    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(value));
+}
+constexpr int yield_fd(std::int64_t value) {
+    return static_cast<int>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(value) >> 32));
+}
+
+// The op that waits for `interest` on fd, foreign or own.
+constexpr std::int64_t wait_value(std::uint8_t interest, bool foreign, int fd) {
+    return yield_value(static_cast<Op>(interest + (foreign ? 3 : 0)), foreign ? fd : 0);
+}
+
+} // namespace weft
