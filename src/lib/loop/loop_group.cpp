@@ -155,6 +155,10 @@ void LoopGroup::run() {
 
     bool stopping = false;
     while (loops_ended_ < loops_.size()) {
+        if (stop_asked_.exchange(false)) {
+            stop_loops(stopping ? std::chrono::milliseconds(0) : options_.grace);
+            stopping = true;
+        }
         pollfd fds[2] = {{control_fd_, POLLIN, 0}, {signal_fd, POLLIN, 0}};
         if (poll(fds, signal_fd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR) break;
         if (fds[0].revents & POLLIN) {
@@ -177,10 +181,6 @@ void LoopGroup::run() {
                 broadcast(reopen_logs_);
                 break;
             }
-        }
-        if (stop_asked_.exchange(false)) {
-            stop_loops(stopping ? std::chrono::milliseconds(0) : options_.grace);
-            stopping = true;
         }
     }
     for (std::thread& t : threads_) t.join();
