@@ -263,27 +263,26 @@ bool parse(const char* text, double& out) {
 int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
     Settings s;
-    for (int i = 1; i < argc; ++i) {
+    // Every option takes a value: they come in pairs.
+    for (int i = 1; i < argc; i += 2) {
         double value = 0;
-        const bool has_value = i + 1 < argc && parse(argv[i + 1], value);
-        if (!has_value) {
+        if (i + 1 >= argc || !parse(argv[i + 1], value)) {
             std::fprintf(stderr,
                          "usage: echo [--seconds S] [--runs R] [--connections C] [--size BYTES]\n");
             return 2;
         }
-        if (std::strcmp(argv[i], "--seconds") == 0)
+        if (std::strcmp(argv[i], "--seconds") == 0) {
             s.seconds = value;
-        else if (std::strcmp(argv[i], "--runs") == 0)
+        } else if (std::strcmp(argv[i], "--runs") == 0) {
             s.runs = static_cast<long>(value);
-        else if (std::strcmp(argv[i], "--connections") == 0)
+        } else if (std::strcmp(argv[i], "--connections") == 0) {
             s.connections = static_cast<long>(value);
-        else if (std::strcmp(argv[i], "--size") == 0)
+        } else if (std::strcmp(argv[i], "--size") == 0) {
             s.size = static_cast<long>(value);
-        else {
+        } else {
             std::fprintf(stderr, "echo: unknown option %s\n", argv[i]);
             return 2;
         }
-        ++i;
     }
     std::vector<double> coro, callback;
     for (long r = 0; r < s.runs; ++r) {
