@@ -240,6 +240,59 @@ TEST_CASE("an exception thrown inside a coroutine ends only that coroutine", "[c
     CHECK(good->resume(2) == 3);
 }
 
+TEST_CASE("each coroutine has its own caught exceptions", "[coro]") {
+    // Both suspend inside a catch block; the first to leave its handler must
+    // not free the other's exception.
+    std::string a_saw, b_saw;
+    auto body = [](std::string name, std::string* saw) {
+        return [name, saw] {
+            try {
+                throw std::runtime_error(name);
+            } catch (const std::exception&) {
+                weft::yield();
+                try {
+                    throw; // rethrows this coroutine's own exception
+                } catch (const std::exception& again) {
+                    *saw = again.what();
+                }
+            }
+        };
+    };
+    auto a = Coroutine::create(body("from a", &a_saw));
+    auto b = Coroutine::create(body("from b", &b_saw));
+    a->resume();
+    b->resume();
+    a->resume(); // a's handler ends: frees a's exception only
+    b->resume();
+    CHECK(a_saw == "from a");
+    CHECK(b_saw == "from b");
+    CHECK(std::uncaught_exceptions() == 0);
+}
+
+TEST_CASE("a coroutine destroyed while its destroyer unwinds is still unwound", "[coro]") {
+    bool unwound = false;
+    bool continued = false;
+    auto co = Coroutine::create([&] {
+        struct Guard {
+            bool* flag;
+            ~Guard() { *flag = true; }
+        } guard{&unwound};
+        weft::yield();
+        continued = true;
+    });
+    co->resume();
+    try {
+        struct DestroyOnUnwind {
+            CoroutinePtr* co;
+            ~DestroyOnUnwind() { co->reset(); } // runs while an exception propagates
+        } destroyer{&co};
+        throw std::runtime_error("expected by the test");
+    } catch (const std::exception&) {
+    }
+    CHECK(unwound);
+    CHECK_FALSE(continued);
+}
+
 TEST_CASE("each coroutine keeps its own FP rounding mode", "[coro]") {
     const int saved = std::fegetround();
     std::fesetround(FE_TOWARDZERO);
@@ -336,6 +389,7 @@ TEST_CASE("100,000 coroutines created and destroyed keep the RSS bounded", "[cor
             }
         }
         live.clear();
+        pool.trim(); // as the loop does when it goes idle
     };
     const std::size_t before = rss_bytes();
     run_batch();

@@ -77,8 +77,8 @@ TEST_CASE("released stacks are reused, newest first", "[stack]") {
     pool.release(b);
 }
 
-TEST_CASE("stacks released past the high-water mark give their pages back", "[stack]") {
-    StackPool pool(StackPool::Options{.stack_size = 65536, .warm_limit = 2, .max_pooled = 2});
+TEST_CASE("trim() gives back the pages of warm stacks past the high-water mark", "[stack]") {
+    StackPool pool(StackPool::Options{.stack_size = 65536, .warm_limit = 2, .max_pooled = 4});
     std::vector<Stack> stacks;
     for (int i = 0; i < 6; ++i) {
         stacks.push_back(pool.acquire());
@@ -87,23 +87,29 @@ TEST_CASE("stacks released past the high-water mark give their pages back", "[st
     }
     for (const Stack& s : stacks) pool.release(s);
 
-    // Two stay warm and resident, two are trimmed but mapped, two unmapped.
+    // Four are pooled (max_pooled), warm until trimmed; two were unmapped.
+    CHECK(pool.warm_count() == 4);
+    CHECK(pool.mapped_count() == 4);
+    CHECK(permissions_at(stacks[4].base).empty());
+    CHECK(resident_pages(stacks[0]) == stacks[0].size / page());
+
+    // Trimming keeps the two newest warm and gives back the rest.
+    CHECK(pool.trim() == 2);
+    CHECK(pool.trim() == 0);
     CHECK(pool.warm_count() == 2);
     CHECK(pool.trimmed_count() == 2);
-    CHECK(pool.mapped_count() == 4);
-    CHECK(resident_pages(stacks[0]) == stacks[0].size / page());
-    CHECK(resident_pages(stacks[1]) == stacks[1].size / page());
-    CHECK(resident_pages(stacks[2]) == 0);
-    CHECK(resident_pages(stacks[3]) == 0);
-    CHECK(permissions_at(stacks[4].base).empty());
+    CHECK(resident_pages(stacks[0]) == 0);
+    CHECK(resident_pages(stacks[1]) == 0);
+    CHECK(resident_pages(stacks[2]) == stacks[2].size / page());
+    CHECK(resident_pages(stacks[3]) == stacks[3].size / page());
 
     // Warm stacks are handed out before trimmed ones; a trimmed one reads as zeros.
-    CHECK(pool.acquire().base == stacks[1].base);
-    CHECK(pool.acquire().base == stacks[0].base);
+    CHECK(pool.acquire().base == stacks[3].base);
+    CHECK(pool.acquire().base == stacks[2].base);
     Stack trimmed = pool.acquire();
-    CHECK(trimmed.base == stacks[3].base);
+    CHECK(trimmed.base == stacks[1].base);
     CHECK(trimmed.base[100] == std::byte{0});
     pool.release(trimmed);
-    pool.release(stacks[0]);
-    pool.release(stacks[1]);
+    pool.release(stacks[2]);
+    pool.release(stacks[3]);
 }

@@ -18,12 +18,13 @@ Coroutine::Coroutine(StackPool& pool, Stack stack, void* body, Invoke invoke, De
       id_(next_id()) {}
 
 Coroutine::Id Coroutine::next_id() {
-    // Thread number in the high 24 bits, a per-thread count below: no shared
-    // counter to bounce between cores.
+    // Thread number in the high 16 bits, a per-thread count in the low 48
+    // (a million a second for nine years): no shared counter to bounce
+    // between cores.
     static std::atomic<Id> threads{0};
     thread_local const Id thread = threads.fetch_add(1, std::memory_order_relaxed) + 1;
     thread_local Id count = 0;
-    return thread << 40 | ++count;
+    return thread << 48 | (++count & ((Id{1} << 48) - 1));
 }
 
 void Coroutine::entry(std::int64_t first, void* self) {
@@ -71,6 +72,7 @@ void Coroutine::destroy() {
         assert(state_ == State::finished && "a destroyed coroutine did not end");
     } else if (state_ == State::created) {
         exit_ = Exit::ending;
+        result_ = kCancelled;
         destroy_body_(body_);
         defers_.run_all();
     }

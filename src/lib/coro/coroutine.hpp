@@ -24,6 +24,8 @@
 #include "coro/stack_pool.hpp"
 #include "util/sanitizers.hpp"
 
+#include <cxxabi.h>
+
 #include <cassert>
 #include <cerrno>
 #include <cstdint>
@@ -40,6 +42,19 @@
 namespace weft {
 
 class Coroutine;
+
+// The C++ runtime's per-thread exception state (the Itanium ABI's
+// __cxa_eh_globals: the caught-exception stack and the uncaught count),
+// which each coroutine must have for itself.
+struct ExceptionState {
+    void* caught = nullptr;
+    unsigned int uncaught = 0;
+    // Exchanges this with the thread's current state.
+    void swap_with_thread() {
+        auto* globals = reinterpret_cast<ExceptionState*>(abi::__cxa_get_globals());
+        std::swap(*globals, *this);
+    }
+};
 
 struct CoroutineDeleter {
     void operator()(Coroutine* coroutine) const;
@@ -91,6 +106,9 @@ public:
     Id id() const { return id_; }
     State state() const { return state_; }
     bool finished() const { return state_ == State::finished; }
+    // What the last resume() returned once it finished (kCancelled if it
+    // was destroyed unfinished).
+    std::int64_t result() const { return result_; }
     const Stack& stack() const { return stack_; }
 
 private:
@@ -129,6 +147,10 @@ private:
     DeferList defers_;
     const void* caller_stack_bottom_ = nullptr; // the resumer's stack, for ASan
     std::size_t caller_stack_size_ = 0;
+    // While suspended: its own exception state; while running: its resumer's.
+    // Without it, a coroutine suspended inside a catch block and another
+    // ending its own would free each other's exceptions.
+    ExceptionState exceptions_;
 
     inline static thread_local Coroutine* current_ = nullptr;
 };
@@ -197,9 +219,11 @@ inline std::int64_t Coroutine::resume(std::int64_t value) {
     current_ = this;
     state_ = State::running;
     void* fake_stack = nullptr;
+    exceptions_.swap_with_thread();
     start_switch(&fake_stack, stack_.base, stack_.size);
     const std::int64_t result = weft_context_switch(&caller_sp_, sp_, value);
     finish_switch(fake_stack, nullptr, nullptr);
+    exceptions_.swap_with_thread();
     current_ = resumer;
     return result;
 }

@@ -3,10 +3,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cerrno>
 
-#if defined(__SANITIZE_ADDRESS__)
+#include "util/sanitizers.hpp"
+
+#if WEFT_ASAN
 #include <sanitizer/asan_interface.h>
 #endif
 #if !defined(NDEBUG) && __has_include(<valgrind/valgrind.h>)
@@ -76,20 +79,27 @@ Stack StackPool::acquire() {
 
 void StackPool::release(Stack stack) {
     assert(stack && stack.size == options_.stack_size);
-#if defined(__SANITIZE_ADDRESS__)
+#if WEFT_ASAN
     // Frames abandoned by a switch leave their redzones poisoned.
     ASAN_UNPOISON_MEMORY_REGION(stack.base, stack.size);
 #endif
-    if (warm_.size() < options_.warm_limit) {
+    if (warm_.size() + trimmed_.size() < std::max(options_.max_pooled, options_.warm_limit)) {
         warm_.push_back(stack);
         return;
     }
-    if (trimmed_.size() < options_.max_pooled) {
-        madvise(stack.base, stack.size, MADV_DONTNEED);
-        trimmed_.push_back(stack);
-        return;
-    }
     unmap_stack(stack);
+}
+
+std::size_t StackPool::trim() {
+    if (warm_.size() <= options_.warm_limit) return 0;
+    // The oldest warm ones: the newest stay cache-warm for reuse.
+    const std::size_t excess = warm_.size() - options_.warm_limit;
+    for (std::size_t i = 0; i < excess; ++i) {
+        madvise(warm_[i].base, warm_[i].size, MADV_DONTNEED);
+        trimmed_.push_back(warm_[i]);
+    }
+    warm_.erase(warm_.begin(), warm_.begin() + static_cast<std::ptrdiff_t>(excess));
+    return excess;
 }
 
 Stack StackPool::map_stack() {

@@ -2,12 +2,16 @@
 // Coroutine stacks: mmap'd, with a PROT_NONE guard page below, pooled per
 // thread.
 //
-// A pool keeps released stacks for reuse. Up to `warm_limit` of them keep their
-// pages resident (a reused warm stack costs no page fault); stacks released past
-// that high-water mark are trimmed with madvise(MADV_DONTNEED), so their memory
-// goes back to the kernel while the mapping stays for reuse; past `max_pooled`
-// they are unmapped. Each stack costs two kernel mappings (guard and body), so
-// vm.max_map_count (65530 by default) bounds how many can exist at once.
+// A pool keeps released stacks for reuse, warm (pages resident: a reused one
+// costs no page fault). trim() -- the loop calls it when it goes idle -- cuts
+// the warm ones down to the high-water mark `warm_limit` with
+// madvise(MADV_DONTNEED): their memory goes back to the kernel, the mapping
+// stays for reuse. Trimming when idle rather than at each release keeps a
+// syscall and the page faults after it off the path of a busy server. Past
+// `max_pooled` pooled stacks, released ones are unmapped. Each stack costs two kernel mappings
+// (guard and body), so vm.max_map_count (65530 by default) bounds how many can exist at once.
+
+#include "util/sanitizers.hpp"
 
 #include <cstddef>
 #include <vector>
@@ -32,7 +36,7 @@ public:
         // (formatted output and name resolution each take a few KiB), with
         // room to spare. Only touched pages are resident, so an ordinary
         // request costs a few pages. Sanitizer builds need bigger frames.
-#if defined(__SANITIZE_ADDRESS__)
+#if WEFT_ASAN
         std::size_t stack_size = 256 * 1024;
 #else
         std::size_t stack_size = 64 * 1024;
@@ -55,6 +59,8 @@ public:
     Stack acquire();
     // Gives a stack back; it must come from this pool's acquire().
     void release(Stack stack);
+    // Trims warm stacks past the high-water mark; returns how many.
+    std::size_t trim();
 
     std::size_t stack_size() const {
         return options_.stack_size;

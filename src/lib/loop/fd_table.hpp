@@ -17,7 +17,9 @@ namespace weft {
 
 struct Task;
 
-enum class FdKind : std::uint8_t { free = 0, connection, awaited, listener, internal };
+// connection: served by a task; awaited: a foreign fd a task waits on;
+// watched: a foreign fd only the layer above watches (FdEntry::data).
+enum class FdKind : std::uint8_t { free = 0, connection, awaited, watched, listener, internal };
 
 // Sticky readiness bits beyond kReadable/kWritable (yield_protocol.hpp).
 inline constexpr std::uint8_t kPeerClosed = 4; // EPOLLRDHUP: reads will see EOF
@@ -33,6 +35,9 @@ struct alignas(64) FdEntry {
     std::uint8_t waiting;    // interest its task waits for now
     std::uint8_t ready;      // readiness seen and not yet handed to a waiter, + sticky bits
     FdKind kind;
+    // The loop's list of parked connections, as fd + 1 (0: none).
+    std::int32_t parked_prev;
+    std::int32_t parked_next;
 };
 static_assert(sizeof(FdEntry) == 64, "one entry per cache line");
 

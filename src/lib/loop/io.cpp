@@ -129,6 +129,12 @@ int connect(int fd, const sockaddr* address, socklen_t length) {
     return -error;
 }
 
+int close(int fd) {
+    Loop* loop = Loop::current();
+    if (loop) return loop->close_fd(fd);
+    return ::close(fd) == 0 ? 0 : -errno;
+}
+
 std::int64_t sleep(std::uint32_t ms) {
     Loop* loop = Loop::current();
     Coroutine* self = Coroutine::current();

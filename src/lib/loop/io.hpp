@@ -35,6 +35,9 @@ int accept(int listen_fd, sockaddr* address = nullptr, socklen_t* length = nullp
 // Connects a non-blocking socket: 0 or -errno.
 int connect(int fd, const sockaddr* address, socklen_t length);
 
+// Closes an fd this coroutine awaited (Loop::close_fd), or any other fd.
+int close(int fd);
+
 // Sleeps `ms` milliseconds on the loop's timer wheel: 0, or the negative value
 // that woke it early.
 std::int64_t sleep(std::uint32_t ms);

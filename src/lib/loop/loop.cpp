@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <utility>
 
 namespace weft {
 
@@ -18,6 +19,7 @@ namespace {
 
 constexpr int kMaxEvents = 256;
 constexpr int kAcceptBatch = 64;
+constexpr int kReadyBatches = 64;
 constexpr std::uint32_t kAcceptPauseMs = 100;
 
 // The epoll events for an interest: edge-triggered, hang-ups reported.
@@ -184,6 +186,57 @@ void Loop::wake(Coroutine& coroutine, std::int64_t value) {
     queue(task, value);
 }
 
+void Loop::cancel(Coroutine& coroutine) {
+    Task* task = static_cast<Task*>(coroutine.user());
+    if (!task) return;
+    if (task->waiting) {
+        wake(coroutine, -ECANCELED);
+    } else {
+        task->pending = -ECANCELED;
+    }
+}
+
+int Loop::watch_fd(int fd, FdWatcher& watcher, std::uint8_t interest) {
+    if (!table_.fits(fd)) return -EBADF;
+    FdEntry& entry = table_[fd];
+    if (entry.kind == FdKind::free) {
+        entry = FdEntry{};
+        entry.kind = FdKind::watched;
+        entry.loop = index_;
+    } else if (entry.kind != FdKind::connection && entry.kind != FdKind::awaited &&
+               entry.kind != FdKind::watched) {
+        return -EBUSY;
+    }
+    if (entry.data && entry.data != &watcher) return -EBUSY;
+    entry.data = &watcher;
+    return watch(fd, entry, interest);
+}
+
+void Loop::unwatch_fd(int fd, FdWatcher& watcher) {
+    if (!table_.fits(fd)) return;
+    FdEntry& entry = table_[fd];
+    if (entry.data != &watcher) return; // closed with close_fd, maybe reused
+    entry.data = nullptr;
+    if (entry.kind == FdKind::watched) {
+        if (entry.registered) epoll_ctl_counted(EPOLL_CTL_DEL, fd, 0);
+        table_.reset(fd);
+    }
+}
+
+int Loop::close_fd(int fd) {
+    if (table_.fits(fd)) {
+        FdEntry& entry = table_[fd];
+        assert(entry.kind != FdKind::connection && "a connection's fd is the loop's to close");
+        if ((entry.kind == FdKind::awaited || entry.kind == FdKind::watched) &&
+            entry.loop == index_) {
+            if (entry.registered) epoll_ctl_counted(EPOLL_CTL_DEL, fd, 0);
+            if (entry.task && entry.task->wait_fd == fd) entry.task->wait_fd = -1;
+            table_.reset(fd);
+        }
+    }
+    return ::close(fd) == 0 ? 0 : -errno;
+}
+
 int Loop::adopt(int fd, std::uint16_t handler) {
     assert(handler < handlers_.size());
     if (!table_.fits(fd)) {
@@ -204,13 +257,14 @@ int Loop::adopt(int fd, std::uint16_t handler) {
     entry.timer.fire = [](Timer& timer) {
         FdEntry& e = entry_of(timer);
         Loop& loop = *Loop::current();
-        if (e.task) {
-            loop.wake(*e.task->coroutine, -ETIMEDOUT);
-        } else {
+        if (!e.task) {
             loop.close_connection(loop.table_.fd_of(e));
+        } else if (e.task->waiting) {
+            loop.wake(*e.task->coroutine, -ETIMEDOUT);
+        } else if (!e.task->pending) {
+            e.task->pending = -ETIMEDOUT; // ends its next wait
         }
     };
-    max_fd_ = std::max(max_fd_, fd);
     return start_connection(fd);
 }
 
@@ -235,6 +289,7 @@ int Loop::start_connection(int fd) {
 
 void Loop::unpark(int fd) {
     FdEntry& entry = table_[fd];
+    unlink_parked(fd);
     entry.ready &= ~kReadable;
     entry.timer.cancel(); // the idle timeout ends with the idling
     start_connection(fd);
@@ -257,6 +312,15 @@ void Loop::after_resume(Task* task, std::int64_t value) {
         std::fprintf(stderr, "weft: coroutine %llu yielded unknown op %u: aborted\n",
                      static_cast<unsigned long long>(task->coroutine->id()), op);
         end_task(task, yield_value(Op::abort));
+        return;
+    }
+    if (task->pending && op != static_cast<std::uint32_t>(Op::yield) &&
+        op != static_cast<std::uint32_t>(Op::abort)) {
+        // A cancel or timeout came while it ran: this wait ends at once.
+        const std::int64_t pending = std::exchange(task->pending, 0);
+        task->waiting = true;
+        task->wait_fd = -1;
+        wake(*task->coroutine, pending);
         return;
     }
     switch (static_cast<Op>(op)) {
@@ -297,9 +361,9 @@ void Loop::end_task(Task* task, std::int64_t result) {
     FdEntry& entry = table_[fd];
     entry.task = nullptr;
     entry.waiting = 0;
-    const bool park = finished && yield_op(result) == static_cast<std::uint32_t>(Op::want_read) &&
-                      !stopping_ && !(entry.ready & (kPeerClosed | kHungUp));
-    if (!park) {
+    const bool parks = finished && yield_op(result) == static_cast<std::uint32_t>(Op::want_read) &&
+                       !stopping_ && !(entry.ready & (kPeerClosed | kHungUp));
+    if (!parks) {
         close_connection(fd);
         return;
     }
@@ -309,7 +373,31 @@ void Loop::end_task(Task* task, std::int64_t result) {
         return;
     }
     entry.waiting = kReadable;
-    if (watch(fd, entry, kReadable) != 0) close_connection(fd);
+    if (watch(fd, entry, kReadable) != 0) {
+        close_connection(fd);
+        return;
+    }
+    park(fd);
+}
+
+void Loop::park(int fd) {
+    FdEntry& entry = table_[fd];
+    entry.parked_prev = 0;
+    entry.parked_next = parked_head_ + 1;
+    if (parked_head_ >= 0) table_[parked_head_].parked_prev = fd + 1;
+    parked_head_ = fd;
+}
+
+void Loop::unlink_parked(int fd) {
+    FdEntry& entry = table_[fd];
+    if (entry.parked_prev == 0 && parked_head_ != fd) return; // not parked
+    if (entry.parked_prev) {
+        table_[entry.parked_prev - 1].parked_next = entry.parked_next;
+    } else {
+        parked_head_ = entry.parked_next - 1;
+    }
+    if (entry.parked_next) table_[entry.parked_next - 1].parked_prev = entry.parked_prev;
+    entry.parked_prev = entry.parked_next = 0;
 }
 
 // --- waiting on fds -----------------------------------------------------------
@@ -374,16 +462,21 @@ void Loop::forget_awaited(Loop* loop, int fd) {
 
 void Loop::set_timeout(int fd, std::uint32_t ms) {
     assert(table_.fits(fd) && table_[fd].kind == FdKind::connection);
+    clear_timeout(fd);
     timers_.arm(table_[fd].timer, now_ + ms);
 }
 
 void Loop::clear_timeout(int fd) {
     assert(table_.fits(fd));
-    table_[fd].timer.cancel();
+    FdEntry& entry = table_[fd];
+    entry.timer.cancel();
+    // A timeout that fired while the task ran belongs to the old deadline.
+    if (entry.task && entry.task->pending == -ETIMEDOUT) entry.task->pending = 0;
 }
 
 void Loop::close_connection(int fd) {
     FdEntry& entry = table_[fd];
+    unlink_parked(fd);
     entry.timer.cancel();
     table_.reset(fd);
     ::close(fd); // also leaves the epoll set: nothing else holds the file
@@ -394,9 +487,13 @@ void Loop::close_connection(int fd) {
 void Loop::dispatch(const epoll_event& event) {
     const int fd = event.data.fd;
     FdEntry& entry = table_[fd];
+    // A stale event for an fd closed this tick whose number another loop
+    // took already: not ours. (Shared listeners are every loop's.)
+    if (entry.loop != index_ && entry.kind != FdKind::listener) return;
     switch (entry.kind) {
     case FdKind::connection:
     case FdKind::awaited:
+    case FdKind::watched:
         on_ready(fd, entry, event.events);
         return;
     case FdKind::listener:
@@ -412,7 +509,14 @@ void Loop::dispatch(const epoll_event& event) {
 }
 
 void Loop::on_ready(int fd, FdEntry& entry, std::uint32_t events) {
-    entry.ready |= readiness_of(events);
+    const std::uint8_t ready = readiness_of(events);
+    entry.ready |= ready;
+    if (entry.data) {
+        // The watcher may unwatch (and free the entry) from here.
+        auto* watcher = static_cast<FdWatcher*>(entry.data);
+        watcher->on_ready(*watcher, ready | (entry.ready & (kPeerClosed | kHungUp)));
+        if (entry.kind == FdKind::watched || entry.kind == FdKind::free) return;
+    }
     if (!entry.task) {
         // A parked connection: bytes (or a hang-up) start a coroutine again.
         if (entry.kind != FdKind::connection) return;
@@ -466,11 +570,7 @@ void Loop::pause_accepting(Listener& listener) {
 }
 
 void Loop::close_parked() {
-    for (int fd = 0; fd <= max_fd_; ++fd) {
-        FdEntry& entry = table_[fd];
-        if (entry.kind == FdKind::connection && entry.loop == index_ && !entry.task)
-            close_connection(fd);
-    }
+    while (parked_head_ >= 0) close_connection(parked_head_);
 }
 
 void Loop::post(std::function<void()> fn) {
@@ -511,11 +611,16 @@ void Loop::run_deferred() {
 }
 
 void Loop::run_ready() {
-    running_.swap(ready_);
-    for (std::size_t i = 0; i < running_.size(); ++i) {
-        if (Task* task = running_[i]) run_task(task); // null: ended meanwhile
+    // Tasks woken by tasks run in further batches before the loop polls for
+    // I/O again, up to a budget: an await hand-off between coroutines costs
+    // no epoll_wait, and I/O is never starved.
+    for (int batch = 0; batch < kReadyBatches && !ready_.empty() && !past_deadline(); ++batch) {
+        running_.swap(ready_);
+        for (std::size_t i = 0; i < running_.size(); ++i) {
+            if (Task* task = running_[i]) run_task(task); // null: ended meanwhile
+        }
+        running_.clear();
     }
-    running_.clear();
 }
 
 void Loop::stop(std::chrono::milliseconds grace) {
@@ -555,12 +660,20 @@ void Loop::run() {
     for (;;) {
         run_ready();
         run_deferred();
-        if (stopping_ && (live_tasks_ == 0 || now_ >= stop_deadline_)) break;
+        if (stopping_ && (live_tasks_ == 0 || past_deadline())) break;
 
         std::int64_t timeout = ready_.empty() ? timers_.next_timeout(now_) : 0;
         if (stopping_) {
             const std::int64_t left = static_cast<std::int64_t>(stop_deadline_ - now_);
             timeout = timeout < 0 ? left : std::min(timeout, left);
+        }
+        if (timeout != 0) {
+            // About to sleep: a good time to give back stacks a burst left.
+            StackPool::this_thread().trim();
+            if (timeout < 0 && extension_) {
+                extension_->on_idle(); // may stop the loop or wake a task
+                if (stopping_ || !ready_.empty()) timeout = 0;
+            }
         }
         ++stats_.epoll_wait;
         const int n = epoll_wait(epoll_fd_, events, kMaxEvents, static_cast<int>(timeout));

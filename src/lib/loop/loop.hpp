@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -36,7 +37,29 @@ struct Task {
     int wait_fd = -1;     // the fd whose entry records its wait, or -1
     bool waiting = false; // suspended in a wait that wake() ends
     bool queued = false;  // in the run queue
+    // -ECANCELED or -ETIMEDOUT that came while it was not waiting (running, or
+    // already woken): it ends the next wait, so a woken value is never lost.
+    std::int64_t pending = 0;
     std::int64_t wake_value = 0;
+    void* waiter = nullptr;     // the event layer's Waker while it waits there
+    void* completion = nullptr; // the event layer's event for its end, if asked
+};
+
+// Something above the loop that watches an fd (the event layer's PollProxy):
+// it sees every readiness the loop sees on that fd.
+struct FdWatcher {
+    void (*on_ready)(FdWatcher& self, std::uint8_t ready);
+};
+
+// What the layer above keeps per loop (the event layer's state); the loop
+// owns it and tells it about signals and idleness.
+class LoopExtension {
+public:
+    virtual ~LoopExtension() = default;
+    // A signal the LoopGroup received, delivered on this loop's thread.
+    virtual void on_signal(int signo) { (void)signo; }
+    // The loop is about to wait with nothing ready and no timer armed.
+    virtual void on_idle() {}
 };
 
 class Loop {
@@ -69,6 +92,7 @@ public:
     // post() it. A second call can only shorten the grace.
     void stop(std::chrono::milliseconds grace);
     bool stopping() const { return stopping_; }
+    bool past_deadline() const { return stopping_ && now_ >= stop_deadline_; }
 
     // Setup, before run(): a handler for connections, and a listening socket
     // whose connections it serves. A shared listener is watched by several
@@ -86,6 +110,37 @@ public:
     // Ends the wait of a task suspended or waiting on an fd: it runs on the
     // next tick and sees `value`. Nothing happens to a task not waiting.
     void wake(Coroutine& coroutine, std::int64_t value);
+    // Cancels the task's wait (it sees -ECANCELED), or, if it is not waiting
+    // (running, or already woken), its next wait: a value it was woken with
+    // is never lost.
+    void cancel(Coroutine& coroutine);
+
+    // Watches an fd for the layer above: `watcher` sees its readiness; the
+    // registration grows to `interest` (edge-triggered, like every other).
+    // A connection's own fd can be watched too. 0 or -errno.
+    int watch_fd(int fd, FdWatcher& watcher, std::uint8_t interest);
+    // Stops `watcher` watching fd; nothing if it no longer does.
+    void unwatch_fd(int fd, FdWatcher& watcher);
+    // Closes an fd that a task awaits or a watcher watches, forgetting it
+    // first: closing it behind the loop's back would leave a stale entry for
+    // the next fd with that number. (A connection's own fd is closed by the
+    // loop when its handler returns.) 0 or -errno.
+    int close_fd(int fd);
+
+    // The layer above's per-loop state; the loop deletes it last.
+    LoopExtension* extension() const { return extension_.get(); }
+    void set_extension(std::unique_ptr<LoopExtension> extension) {
+        extension_ = std::move(extension);
+    }
+    // Hands a signal to the extension; LoopGroup posts it here.
+    void deliver_signal(int signo) {
+        if (extension_) extension_->on_signal(signo);
+    }
+    // Calls fn(task) for each live task.
+    template <class F>
+    void for_each_task(F&& fn) const {
+        for (Task* t = live_; t; t = t->next) fn(*t);
+    }
 
     // Runs `fn` on this loop's thread, soon; callable from any thread. Calls
     // posted before the loop wakes are run in one batch.
@@ -140,6 +195,8 @@ private:
     void accept_from(Listener& listener);
     void pause_accepting(Listener& listener);
     void close_connection(int fd);
+    void park(int fd);
+    void unlink_parked(int fd);
     void close_parked();
     void drain_posts();
     void run_ready();
@@ -170,10 +227,11 @@ private:
     std::mutex post_mutex_;
     std::vector<std::function<void()>> posted_; // guarded by post_mutex_
 
+    std::unique_ptr<LoopExtension> extension_; // outlives every task: ~Loop ends them first
     bool running_loop_ = false;
     bool stopping_ = false;
     std::uint64_t stop_deadline_ = 0;
-    int max_fd_ = -1; // highest connection fd seen, bounds the parked scan
+    int parked_head_ = -1; // this loop's parked connections, linked through their entries
 
     inline static thread_local Loop* current_ = nullptr;
 };

@@ -130,8 +130,7 @@ void LoopGroup::broadcast(const Hook& hook) {
 void LoopGroup::run() {
     // Threads inherit the mask: block first, then start them.
     const sigset_t signals = handled_signals();
-    sigset_t previous;
-    pthread_sigmask(SIG_BLOCK, &signals, &previous);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
     const int signal_fd = signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC);
 
@@ -167,6 +166,11 @@ void LoopGroup::run() {
         }
         signalfd_siginfo info{};
         while (signal_fd >= 0 && ::read(signal_fd, &info, sizeof info) == sizeof info) {
+            const int signo = static_cast<int>(info.ssi_signo);
+            for (auto& loop : loops_) {
+                Loop* l = loop.get();
+                l->post([l, signo] { l->deliver_signal(signo); });
+            }
             switch (info.ssi_signo) {
             case SIGTERM:
             case SIGINT:
@@ -186,14 +190,14 @@ void LoopGroup::run() {
     for (std::thread& t : threads_) t.join();
     threads_.clear();
 
-    // Take what arrived at the end, so unblocking does not deliver it.
+    // The signals stay blocked: one arriving after the last read would
+    // otherwise kill the process on its way out. Take what is pending.
     if (signal_fd >= 0) {
         signalfd_siginfo info{};
         while (::read(signal_fd, &info, sizeof info) == sizeof info) {
         }
         ::close(signal_fd);
     }
-    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 } // namespace weft

@@ -47,7 +47,9 @@ public:
     void on_reopen_logs(Hook hook) { reopen_logs_ = std::move(hook); }
 
     // Runs every loop on its own thread and returns when all have stopped.
-    // Handles the signals above meanwhile.
+    // Handles the signals above meanwhile; they stay blocked in the calling
+    // thread afterwards (block them at start-up, before any other thread
+    // exists, so that no thread of the process takes one by default).
     void run();
     // Stops as SIGTERM does; from any thread, before or during run().
     void stop();

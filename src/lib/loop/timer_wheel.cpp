@@ -35,6 +35,7 @@ unsigned TimerWheel::Level<N>::next_busy(unsigned from) {
 TimerWheel::TimerWheel(std::uint64_t now) : clock_(now) {}
 
 void TimerWheel::arm(Timer& timer, std::uint64_t deadline) {
+    ++arms_;
     timer.cancel();
     timer.deadline = std::max(deadline, clock_);
     place(timer);

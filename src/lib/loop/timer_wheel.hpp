@@ -54,6 +54,8 @@ public:
 
     // The next tick the wheel will process.
     std::uint64_t clock() const { return clock_; }
+    // How many times arm() was called: tests check that a wait armed none.
+    std::uint64_t arms() const { return arms_; }
 
 private:
     static constexpr int kLevel0Bits = 8;
@@ -89,6 +91,7 @@ private:
     void cascade();
 
     std::uint64_t clock_;
+    std::uint64_t arms_ = 0;
     Level<kLevel0Slots> level0_;
     std::array<Level<kLevelSlots>, kUpperLevels> upper_;
 };

@@ -1,0 +1,83 @@
+#include "event/poll_event.hpp"
+
+#include <cassert>
+
+namespace weft {
+
+PollProxy::PollProxy(Loop& loop, int fd) : FdWatcher{on_ready}, loop_(loop), fd_(fd) {}
+
+PollProxy::~PollProxy() {
+    assert(!first_ && "a PollProxy died with started PollEvents");
+    loop_.unwatch_fd(fd_, *this);
+}
+
+int PollProxy::attach(PollEvent& event) {
+    event.prev_ = nullptr;
+    event.next_ = first_;
+    if (first_) first_->prev_ = &event;
+    first_ = &event;
+    return loop_.watch_fd(fd_, *this, event.interest_);
+}
+
+void PollProxy::detach(PollEvent& event) {
+    if (cursor_ == &event) cursor_ = event.next_;
+    if (event.prev_) event.prev_->next_ = event.next_;
+    if (event.next_) event.next_->prev_ = event.prev_;
+    if (first_ == &event) first_ = event.next_;
+    event.prev_ = event.next_ = nullptr;
+}
+
+void PollProxy::on_ready(FdWatcher& self, std::uint8_t ready) {
+    auto& proxy = static_cast<PollProxy&>(self);
+    proxy.ready_ |= ready;
+    // The list may change under the callbacks: a cursor kept in the proxy
+    // steps over events detached meanwhile; ones attached meanwhile (at the
+    // head) wait for the next edge, which readiness memory gives them.
+    proxy.cursor_ = proxy.first_;
+    while (PollEvent* event = proxy.cursor_) {
+        proxy.cursor_ = event->next_;
+        std::int64_t result = 0;
+        if (event->ready_now(result)) event->notify(result);
+    }
+}
+
+PollEvent::~PollEvent() {
+    if (attached_) proxy_.detach(*this);
+}
+
+void PollEvent::on_start() {
+    attached_ = true;
+    if (const int error = proxy_.attach(*this)) {
+        // Not watchable (a regular file, a closed fd): say so at once.
+        proxy_.detach(*this);
+        attached_ = false;
+        close(error);
+    }
+}
+
+void PollEvent::on_stop() {
+    if (!attached_) return;
+    proxy_.detach(*this);
+    attached_ = false;
+}
+
+bool PollEvent::ready_now(std::int64_t& result) {
+    if (proxy_.ready_ & kHungUp) { // terminal, for every waiter
+        result = kHangup;
+        return true;
+    }
+    const std::uint8_t ready = proxy_.ready_ & interest_;
+    if (!ready) return false;
+    proxy_.ready_ &= ~ready; // taken
+    result = ready;
+    return true;
+}
+
+std::string PollEvent::info() const {
+    const char* what = interest_ == (kReadable | kWritable) ? "read/write"
+                       : interest_ == kReadable             ? "read"
+                                                            : "write";
+    return describe("poll") + " fd " + std::to_string(proxy_.fd()) + " " + what;
+}
+
+} // namespace weft

@@ -1,0 +1,136 @@
+#include "event/waker.hpp"
+
+#include <cassert>
+
+namespace weft {
+
+Waker::Waker(Mode mode, std::size_t events)
+    : loop_(*Loop::current()), coroutine_(*Coroutine::current()), task_(Loop::current_task()),
+      mode_(mode) {
+    assert(task_ && "await outside a loop's coroutine");
+    if (events > kInline) spill_ = std::make_unique<Subscription[]>(events - kInline);
+    timeout_.waker = this;
+    timeout_.fire = on_timeout;
+}
+
+Waker::~Waker() {
+    // Destroyed while queued: its coroutine was destroyed and will never run.
+    if (status_ == Status::queued) status_ = Status::ignored;
+    release_all();
+    if (task_->waiter == this) task_->waiter = nullptr;
+}
+
+void Waker::resume_when(Event& event) {
+    Subscription& s = slot(count_);
+    s.fn = on_event;
+    s.waker = this;
+    s.slot = count_++;
+    s.fired = false;
+    event.start();
+    event.subscribe(s); // may answer at once (replay)
+}
+
+void Waker::on_event(Callback& callback, Event&, std::int64_t result) {
+    auto& s = static_cast<Subscription&>(callback);
+    Waker& w = *s.waker;
+    if (s.fired || (w.status_ != Status::no_status && w.status_ != Status::waiting)) return;
+    s.fired = true;
+    if (w.mode_ == Mode::any) {
+        w.finish(static_cast<int>(s.slot), result);
+    } else if (++w.fired_count_ == w.count_) {
+        w.finish(0, 0);
+    }
+}
+
+void Waker::on_timeout(Timer& timer) {
+    Waker& w = *static_cast<TimeoutTimer&>(timer).waker;
+    if (w.status_ == Status::waiting) w.finish(AwaitResult::kTimeout, -ETIMEDOUT);
+}
+
+void Waker::finish(int index, std::int64_t value) {
+    result_ = {index, value};
+    if (status_ == Status::no_status) {
+        status_ = Status::result; // answered while subscribing: no suspend
+        return;
+    }
+    status_ = Status::queued;
+    loop_.wake(coroutine_, 0);
+}
+
+void Waker::release_all() {
+    timeout_.cancel();
+    for (std::uint32_t i = 0; i < count_; ++i) {
+        Subscription& s = slot(i);
+        if (Event* event = s.event) {
+            event->unsubscribe(s);
+            event->stop();
+        }
+    }
+    count_ = 0;
+}
+
+AwaitResult Waker::wait(std::int64_t timeout_ms) {
+    if (mode_ == Mode::all && count_ == 0) status_ = Status::result;
+    if (status_ == Status::no_status) {
+        if (timeout_ms >= 0)
+            loop_.timers().arm(timeout_, loop_.now() + static_cast<std::uint64_t>(timeout_ms));
+        status_ = Status::waiting;
+        task_->waiter = this;
+        const std::int64_t woken = weft::yield(yield_value(Op::suspend));
+        task_->waiter = nullptr;
+        if (status_ == Status::waiting) {
+            // Woken by the loop, not by an event: cancelled, or the
+            // connection's own timeout, or an error.
+            result_ = woken == -ECANCELED ? AwaitResult{AwaitResult::kCancelled, woken}
+                                          : AwaitResult{AwaitResult::kError, woken};
+        }
+        status_ = Status::result;
+    }
+    release_all();
+    return result_;
+}
+
+std::string Waker::info() const {
+    static constexpr const char* kStatus[] = {"no status", "waiting", "queued", "result",
+                                              "ignored"};
+    std::string line = "coroutine " + std::to_string(coroutine_.id()) + " " +
+                       kStatus[static_cast<int>(status_)] +
+                       (mode_ == Mode::any ? " on any of {" : " on all of {");
+    for (std::uint32_t i = 0; i < count_; ++i) {
+        const Subscription& s = slot(i);
+        if (i) line += "; ";
+        line += s.event ? s.event->info() : std::string("(fired)");
+    }
+    line += "}";
+    if (timeout_.armed()) line += " with a timeout";
+    return line;
+}
+
+namespace {
+
+AwaitResult wait_on(Waker::Mode mode, std::span<Event* const> events, std::int64_t timeout_ms) {
+    Waker waker(mode, events.size());
+    for (Event* event : events) waker.resume_when(*event);
+    return waker.wait(timeout_ms);
+}
+
+} // namespace
+
+AwaitResult await_any(std::span<Event* const> events, std::int64_t timeout_ms) {
+    return wait_on(Waker::Mode::any, events, timeout_ms);
+}
+AwaitResult await_any(std::initializer_list<Event*> events, std::int64_t timeout_ms) {
+    return wait_on(Waker::Mode::any, {events.begin(), events.size()}, timeout_ms);
+}
+AwaitResult await_all(std::span<Event* const> events, std::int64_t timeout_ms) {
+    return wait_on(Waker::Mode::all, events, timeout_ms);
+}
+AwaitResult await_all(std::initializer_list<Event*> events, std::int64_t timeout_ms) {
+    return wait_on(Waker::Mode::all, {events.begin(), events.size()}, timeout_ms);
+}
+AwaitResult await(Event& event, std::int64_t timeout_ms) {
+    Event* one[] = {&event};
+    return wait_on(Waker::Mode::any, one, timeout_ms);
+}
+
+} // namespace weft

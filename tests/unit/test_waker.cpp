@@ -1,0 +1,296 @@
+// Waker: await_any / await_all over several kinds of events, timeouts,
+// cancellation, replay, IGNORED, deadlock reports.
+
+#include "event/channel.hpp"
+#include "event/completion_event.hpp"
+#include "event/event_state.hpp"
+#include "event/future.hpp"
+#include "event/poll_event.hpp"
+#include "event/signal_event.hpp"
+#include "event/timer_event.hpp"
+#include "event/trigger_event.hpp"
+#include "event/waker.hpp"
+#include "event_helpers.hpp"
+#include "loop/io.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <thread>
+
+using namespace std::chrono_literals;
+using weft::AwaitResult;
+using weft::Event;
+using weft::Loop;
+
+TEST_CASE("await_any over {fd, timer, channel} returns the winner, losers unsubscribed",
+          "[event]") {
+    test::EventLoop t;
+    int sv[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) == 0);
+    weft::PollProxy proxy(t.loop, sv[0]);
+    weft::Channel<int> channel(t.loop, 4);
+    std::vector<int> winners;
+    std::vector<int> expected;
+    int leftovers = 0;
+    t.spawn([&] {
+        for (int round = 0; round < 30; ++round) {
+            const int want = round % 3;
+            expected.push_back(want);
+            weft::PollEvent readable(proxy, weft::kReadable);
+            weft::TimerEvent timer(t.loop, want == 1 ? 5 : 60'000);
+            // The fd or the channel is made ready by a second coroutine.
+            Loop::current()->spawn([&, want] {
+                if (want == 0) REQUIRE(write(sv[1], "x", 1) == 1);
+                if (want == 2) channel.try_send(round);
+            });
+            const AwaitResult r = weft::await_any({&readable, &timer, &channel.readable()});
+            winners.push_back(r.index);
+            leftovers +=
+                readable.subscribers() + timer.subscribers() + channel.readable().subscribers();
+            leftovers += readable.started() + timer.started() + channel.readable().started();
+            char c;
+            while (read(sv[0], &c, 1) == 1) {
+            }
+            int v;
+            while (channel.try_receive(v)) {
+            }
+        }
+    });
+    t.run();
+    CHECK(winners == expected);
+    CHECK(leftovers == 0);
+    CHECK(weft::EventState::of(t.loop).started_events() == 0);
+    close(sv[0]);
+    close(sv[1]);
+}
+
+TEST_CASE("await_all waits for every event; a timeout ends any wait", "[event]") {
+    test::EventLoop t;
+    AwaitResult all{}, timed_out{}, none_fired{};
+    std::uint64_t waited = 0;
+    t.spawn([&] {
+        weft::TimerEvent a(t.loop, 10), b(t.loop, 30), c(t.loop, 20);
+        const std::uint64_t start = Loop::current()->now();
+        all = weft::await_all({&a, &b, &c});
+        waited = Loop::current()->now() - start;
+        weft::TimerEvent late(t.loop, 60'000);
+        weft::Future<int> never(t.loop);
+        timed_out = weft::await_any({&late, &never}, 15);
+        none_fired = weft::await_all({&late, &never}, 5);
+    });
+    t.run();
+    CHECK(all.index == 0);
+    CHECK(waited >= 30);
+    CHECK(timed_out.index == AwaitResult::kTimeout);
+    CHECK(timed_out.value == -ETIMEDOUT);
+    CHECK(none_fired.index == AwaitResult::kTimeout);
+}
+
+TEST_CASE("an event completed before the wait is replayed, never lost", "[event]") {
+    test::EventLoop t;
+    weft::Future<std::string> future(t.loop);
+    AwaitResult r{};
+    std::uint64_t arms_before = 0, arms_after = 0;
+    t.spawn([&] {
+        future.resolve("early");
+        arms_before = t.loop.timers().arms();
+        // Completed between "subscribe" and "suspend": answered while
+        // subscribing, so the coroutine does not even suspend.
+        weft::TimerEvent timer(t.loop, 60'000);
+        r = weft::await_any({&timer, &future});
+        arms_after = t.loop.timers().arms();
+    });
+    t.run();
+    CHECK(r.index == 1);
+    CHECK(future.value() == "early");
+    CHECK(arms_after - arms_before == 1); // the loser's start, nothing more
+}
+
+TEST_CASE("cancelling a waiting coroutine ends its wait with kCancelled", "[event]") {
+    test::EventLoop t;
+    AwaitResult r{};
+    weft::Coroutine* waiter = nullptr;
+    t.spawn([&] {
+        waiter = weft::Coroutine::current();
+        weft::Future<int> never(t.loop);
+        r = weft::await(never);
+    });
+    t.spawn([&] { Loop::current()->cancel(*waiter); });
+    t.run();
+    CHECK(r.index == AwaitResult::kCancelled);
+    CHECK(r.value == -ECANCELED);
+}
+
+TEST_CASE("a cancel that comes after a wake-up keeps the woken value, cancels the next wait",
+          "[event]") {
+    test::EventLoop t;
+    weft::Future<int> future(t.loop);
+    AwaitResult first{}, second{};
+    weft::Coroutine* waiter = nullptr;
+    t.spawn([&] {
+        waiter = weft::Coroutine::current();
+        first = weft::await(future);
+        weft::Future<int> never(t.loop);
+        second = weft::await(never);
+    });
+    t.spawn([&] {
+        future.resolve(5);                // queues the waiter
+        Loop::current()->cancel(*waiter); // arrives after: must not eat the 5
+    });
+    t.run();
+    CHECK(first.index == 0);
+    CHECK(future.value() == 5);
+    CHECK(second.index == AwaitResult::kCancelled);
+}
+
+TEST_CASE("a coroutine destroyed while queued is never resumed (IGNORED)", "[event]") {
+    test::EventLoop t;
+    weft::Future<int> future(t.loop);
+    bool resumed = false;
+    bool unwound = false;
+    t.spawn([&] {
+        struct Guard {
+            bool* flag;
+            ~Guard() { *flag = true; }
+        } guard{&unwound};
+        weft::await(future);
+        resumed = true;
+    });
+    t.spawn([&] {
+        future.resolve(1);          // queues the first coroutine...
+        Loop::current()->stop(0ms); // ...which the stop destroys before it runs
+    });
+    t.loop.run();
+    CHECK_FALSE(resumed);
+    CHECK(unwound);
+    CHECK(future.subscribers() == 0);
+    CHECK(weft::EventState::of(t.loop).started_events() == 0);
+}
+
+TEST_CASE("a coroutine is an event that completes with its result", "[event]") {
+    test::EventLoop t;
+    AwaitResult r{}, again{};
+    t.spawn([&] {
+        weft::Coroutine* worker = Loop::current()->spawn([] {
+            weft::io::sleep(10);
+            return 77;
+        });
+        auto done = weft::CompletionEvent::of(*worker);
+        r = weft::await(*done);
+        again = weft::await(*done); // replayed
+    });
+    t.run();
+    CHECK(r.index == 0);
+    CHECK(r.value == 77);
+    CHECK(again.value == 77);
+}
+
+TEST_CASE("a trigger fired from other threads wakes its loop's waiter", "[event]") {
+    test::EventLoop t;
+    auto trigger = weft::Ref<weft::TriggerEvent>::adopt(Event::make<weft::TriggerEvent>(t.loop));
+    std::int64_t total = 0;
+    std::thread firer;
+    t.spawn([&] {
+        firer = std::thread([&] {
+            for (int i = 0; i < 1000; ++i) trigger->fire();
+        });
+        while (total < 1000) {
+            const AwaitResult r = weft::await(*trigger, 5000);
+            if (!r.fired()) break;
+            total += r.value; // fires before delivery are counted together
+        }
+    });
+    t.run();
+    firer.join();
+    CHECK(total == 1000);
+}
+
+TEST_CASE("a signal event is notified when its loop is told of the signal", "[event]") {
+    test::EventLoop t;
+    AwaitResult r{};
+    t.spawn([&] {
+        weft::SignalEvent hup(t.loop, SIGHUP);
+        weft::SignalEvent usr1(t.loop, SIGUSR1);
+        Loop* loop = Loop::current();
+        loop->spawn([loop] { loop->deliver_signal(SIGUSR1); });
+        r = weft::await_any({&hup, &usr1});
+    });
+    t.run();
+    CHECK(r.index == 1);
+    CHECK(r.value == SIGUSR1);
+}
+
+TEST_CASE("a periodic timer ticks until stopped", "[event]") {
+    test::EventLoop t;
+    std::vector<std::int64_t> ticks;
+    t.spawn([&] {
+        weft::TimerEvent tick(t.loop, 5, true);
+        for (int i = 0; i < 3; ++i) {
+            // Keep it started across waits, or each wait restarts it.
+            tick.start();
+            ticks.push_back(weft::await(tick).value);
+        }
+        while (tick.started()) tick.stop();
+    });
+    t.run();
+    CHECK(ticks == std::vector<std::int64_t>{1, 2, 3});
+}
+
+TEST_CASE("a deadlock is reported with what each coroutine awaits", "[event]") {
+    SECTION("two coroutines await each other's futures") {
+        test::EventLoop t;
+        auto& state = weft::EventState::of(t.loop);
+        state.detect_deadlocks(true);
+        std::string report;
+        state.set_deadlock_reporter([&](const std::string& text) {
+            report = text;
+            t.loop.stop(0ms);
+        });
+        weft::Future<int> a(t.loop), b(t.loop);
+        t.loop.spawn([&] {
+            weft::await(a);
+            b.resolve(1);
+        });
+        t.loop.spawn([&] {
+            weft::await(b);
+            a.resolve(1);
+        });
+        t.loop.run();
+        CHECK(report.find("deadlock on loop 0: 2 coroutines wait") != std::string::npos);
+        CHECK(report.find("waiting on any of {future started, 1 waiting}") != std::string::npos);
+    }
+    SECTION("a hidden signal event is no way out") {
+        test::EventLoop t;
+        auto& state = weft::EventState::of(t.loop);
+        state.detect_deadlocks(true);
+        std::string report;
+        state.set_deadlock_reporter([&](const std::string& text) {
+            report = text;
+            t.loop.stop(0ms);
+        });
+        weft::SignalEvent hup(t.loop, SIGHUP, Event::kHidden);
+        t.loop.spawn([&] { weft::await(hup); });
+        t.loop.run();
+        CHECK(report.find("signal started hidden, 1 waiting 1") != std::string::npos);
+    }
+    SECTION("a visible signal event is a way out: no report") {
+        test::EventLoop t;
+        auto& state = weft::EventState::of(t.loop);
+        state.detect_deadlocks(true);
+        std::string report;
+        state.set_deadlock_reporter([&](const std::string& text) { report = text; });
+        weft::SignalEvent hup(t.loop, SIGHUP);
+        t.loop.spawn([&] { weft::await(hup); });
+        std::thread later([&] {
+            std::this_thread::sleep_for(50ms); // the loop goes idle meanwhile
+            t.loop.post([&] { t.loop.deliver_signal(SIGHUP); });
+        });
+        t.run();
+        later.join();
+        CHECK(report.empty());
+    }
+}
