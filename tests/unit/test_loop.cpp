@@ -437,3 +437,59 @@ TEST_CASE("stopping lets running coroutines finish, and unwinds those past the g
     CHECK(long_unwound);
     CHECK(loop.live_tasks() == 0);
 }
+
+TEST_CASE("an awaited fd closed with io::close can be reopened and awaited again", "[loop]") {
+    weft::FdTable table;
+    Loop loop(table);
+    REQUIRE(loop.open() == 0);
+    int first[2], second[2];
+    REQUIRE(pipe2(first, O_NONBLOCK | O_CLOEXEC) == 0);
+    const int number = first[0];
+    std::string got;
+    int reused_number = -1;
+    loop.spawn([&] {
+        char c;
+        REQUIRE(write(first[1], "a", 1) == 1);
+        weft::io::read(first[0], &c, 1); // registers the fd with the loop
+        got += c;
+        weft::io::close(first[0]);
+        close(first[1]);
+        REQUIRE(pipe2(second, O_NONBLOCK | O_CLOEXEC) == 0);
+        reused_number = second[0]; // the kernel hands out the lowest free number
+        std::thread writer([&] {
+            std::this_thread::sleep_for(30ms);
+            REQUIRE(write(second[1], "b", 1) == 1);
+        });
+        const ssize_t n = weft::io::read(second[0], &c, 1); // must register anew
+        writer.join();
+        if (n == 1) got += c;
+        weft::io::close(second[0]);
+        close(second[1]);
+        Loop::current()->stop(0ms);
+    });
+    loop.run();
+    CHECK(reused_number == number);
+    CHECK(got == "ab");
+}
+
+TEST_CASE("a timeout that fires while its coroutine runs ends its next wait", "[loop]") {
+    std::atomic<std::int64_t> result{1};
+    TestServer server([&](int fd) -> std::int64_t {
+        Loop& loop = *Loop::current();
+        loop.set_timeout(fd, 30);
+        // Busy for 60 ms without waiting (only yielding): the timeout fires
+        // meanwhile and must not be lost.
+        const std::uint64_t start = loop.now();
+        while (loop.now() - start < 60) weft::yield(yield_value(Op::yield));
+        char c;
+        result = weft::io::read(fd, &c, 1);
+        return 0;
+    });
+    server.start();
+    const int fd = test::connect_tcp(server.port);
+    test::set_receive_timeout(fd, 5000);
+    test::recv_to_end(fd);
+    close(fd);
+    server.stop();
+    CHECK(result == -ETIMEDOUT);
+}

@@ -39,7 +39,10 @@ public:
         std::uint64_t lagged() const { return lagged_; }
 
     private:
-        friend struct Hub;
+        friend class Broadcast;
+        void deliver(const T& message) {
+            if (!channel_.try_send(message)) ++lagged_;
+        }
         Channel<T> channel_;
         std::shared_ptr<Hub> hub_;
         std::uint64_t lagged_ = 0;
@@ -54,8 +57,7 @@ public:
         }
         for (auto& hub : hubs) {
             hub->loop.post([hub, message] {
-                for (Subscriber* s : hub->subscribers)
-                    if (!s->channel_.try_send(message)) ++s->lagged_;
+                for (Subscriber* s : hub->subscribers) s->deliver(message);
             });
         }
     }

@@ -1,0 +1,120 @@
+// PollProxy and PollEvent: several waiters on one fd, one registration.
+
+#include "event/poll_event.hpp"
+#include "event/waker.hpp"
+#include "event_helpers.hpp"
+#include "loop/io.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+
+using weft::AwaitResult;
+using weft::Loop;
+
+namespace {
+struct SocketPair {
+    int fd[2];
+    SocketPair() {
+        REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fd) == 0);
+    }
+    ~SocketPair() {
+        if (fd[0] >= 0) close(fd[0]);
+        if (fd[1] >= 0) close(fd[1]);
+    }
+};
+} // namespace
+
+TEST_CASE("a reader and a writer wait on one fd through one registration", "[event]") {
+    test::EventLoop t;
+    SocketPair sp;
+    weft::PollProxy proxy(t.loop, sp.fd[0]);
+    // Fill fd[0]'s send buffer so the writer must wait.
+    std::string big(1 << 16, 'x');
+    while (send(sp.fd[0], big.data(), big.size(), MSG_DONTWAIT) > 0) {
+    }
+    AwaitResult reader{}, writer{};
+    std::uint64_t ctl_before = 0, ctl_after_both = 0;
+    t.spawn([&] {
+        ctl_before = t.loop.stats().epoll_ctl;
+        weft::PollEvent readable(proxy, weft::kReadable);
+        reader = weft::await(readable);
+    });
+    t.spawn([&] {
+        weft::PollEvent writable(proxy, weft::kWritable);
+        writer = weft::await(writable);
+    });
+    t.spawn([&] {
+        ctl_after_both = t.loop.stats().epoll_ctl;
+        // Wake the reader first: the writer must stay asleep until room frees.
+        REQUIRE(write(sp.fd[1], "r", 1) == 1);
+        Loop::current()->spawn([&] {
+            weft::io::sleep(20);
+            std::string sink(1 << 16, '\0'); // not on the 64 KiB coroutine stack
+            while (read(sp.fd[1], sink.data(), sink.size()) > 0) {
+            }
+        });
+    });
+    t.run();
+    CHECK(reader.index == 0);
+    CHECK(reader.value == weft::kReadable);
+    CHECK(writer.index == 0);
+    CHECK(writer.value == weft::kWritable);
+    // One registration for the fd: an ADD for the reader, a MOD to the union
+    // for the writer.
+    CHECK(ctl_after_both - ctl_before == 2);
+    CHECK(t.table[sp.fd[0]].registered == (weft::kReadable | weft::kWritable));
+}
+
+TEST_CASE("a hang-up wakes every waiter on the fd, writers included", "[event]") {
+    test::EventLoop t;
+    SocketPair sp;
+    weft::PollProxy proxy(t.loop, sp.fd[0]);
+    std::string big(1 << 16, 'x');
+    while (send(sp.fd[0], big.data(), big.size(), MSG_DONTWAIT) > 0) {
+    }
+    AwaitResult reader{}, writer{}, late{};
+    t.spawn([&] {
+        weft::PollEvent readable(proxy, weft::kReadable);
+        reader = weft::await(readable);
+    });
+    t.spawn([&] {
+        weft::PollEvent writable(proxy, weft::kWritable);
+        writer = weft::await(writable);
+        // The hang-up stays: a later waiter is told at once.
+        weft::PollEvent again(proxy, weft::kWritable);
+        late = weft::await(again, 1000);
+    });
+    t.spawn([&] {
+        close(sp.fd[1]);
+        sp.fd[1] = -1;
+    });
+    t.run();
+    CHECK(reader.value == weft::kHangup);
+    CHECK(writer.value == weft::kHangup);
+    CHECK(late.value == weft::kHangup);
+}
+
+TEST_CASE("readiness that came while nobody waited is not lost", "[event]") {
+    test::EventLoop t;
+    SocketPair sp;
+    weft::PollProxy proxy(t.loop, sp.fd[0]);
+    AwaitResult r{};
+    t.spawn([&] {
+        {
+            // Register, then stop waiting (a timeout) before data comes.
+            weft::PollEvent readable(proxy, weft::kReadable);
+            weft::await(readable, 5);
+        }
+        REQUIRE(write(sp.fd[1], "x", 1) == 1);
+        weft::io::sleep(20); // the edge arrives while nobody waits
+        weft::PollEvent readable(proxy, weft::kReadable);
+        r = weft::await(readable, 1000);
+    });
+    t.run();
+    CHECK(r.index == 0);
+    CHECK(r.value == weft::kReadable);
+}
