@@ -90,7 +90,16 @@ TEST_CASE("removing the next callback (or any other) during notification skips o
                 victim_ran && log.find(char('a' + victim)) < log.find(char('a' + remover));
             CHECK(victim_ran == victim_first);
             CHECK(log.size() == (victim_ran ? 5u : 4u));
+            // The list is whole afterwards: the rest run once each, and each
+            // can leave.
+            probes[remover]->action = nullptr;
+            log.clear();
+            e.fire(0);
+            CHECK(log.size() == 4u);
+            CHECK(log.find(char('a' + victim)) == std::string::npos);
             for (auto& p : probes) e.unsubscribe(*p);
+            CHECK(e.subscribers() == 0);
+            for (auto& p : probes) CHECK(p->event == nullptr);
         }
     }
 }

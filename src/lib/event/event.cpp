@@ -22,12 +22,14 @@ void CallbackList::remove(Callback& callback) {
         // Keep [visited | unvisited | added] contiguous: the hole moves to the
         // end of its region, each region's last entry filling the one before.
         if (hole < visited_) {
-            place(hole, at(visited_ - 1));
-            hole = --visited_;
+            const std::uint32_t from = visited_ - 1;
+            if (hole != from) place(hole, at(from));
+            hole = visited_ = from;
         }
         if (hole < end_) {
-            place(hole, at(end_ - 1));
-            hole = --end_;
+            const std::uint32_t from = end_ - 1;
+            if (hole != from) place(hole, at(from));
+            hole = end_ = from;
         }
     }
     const std::uint32_t last = --size_;
