@@ -10,6 +10,8 @@
 
 #include <ucontext.h>
 
+#include "stats.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,11 +22,6 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
 
 template <class F>
 double ns_per_iteration(long iterations, F&& run) {
@@ -126,7 +123,8 @@ int main(int argc, char** argv) {
         raw_ns.push_back(raw_round_trip(iterations));
         uc_ns.push_back(swapcontext_round_trip(uc_iterations));
     }
-    const double weft = median(weft_ns), raw = median(raw_ns), uc = median(uc_ns);
+    const double weft = bench::median(weft_ns), raw = bench::median(raw_ns),
+                 uc = bench::median(uc_ns);
     std::printf("round trip = resume + yield, median of %ld runs\n", runs);
     std::printf("  weft Coroutine   %8.2f ns  (%ld round trips per run)\n", weft, iterations);
     std::printf("  weft raw switch  %8.2f ns\n", raw);

@@ -20,6 +20,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "stats.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -247,11 +249,6 @@ double run_callbacks(const Settings& s) {
     return rps;
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 bool parse(const char* text, double& out) {
     char* end = nullptr;
     out = std::strtod(text, &end);
@@ -292,7 +289,7 @@ int main(int argc, char** argv) {
                     callback.back());
         std::fflush(stdout);
     }
-    const double c = median(coro), b = median(callback);
+    const double c = bench::median(coro), b = bench::median(callback);
     std::printf("%ld connections, %ld-byte messages, %.1f s a run, median of %ld runs\n",
                 s.connections, s.size, s.seconds, s.runs);
     std::printf("result coro_rps=%.0f callback_rps=%.0f overhead_pct=%.1f\n", c, b,

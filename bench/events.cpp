@@ -13,6 +13,8 @@
 #include "event/timer_event.hpp"
 #include "event/waker.hpp"
 
+#include "stats.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -31,11 +33,6 @@ public:
     explicit Pulse(weft::Loop& loop) : Event(loop) {}
     void fire() { notify(0); }
 };
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
 
 double ns_since(Clock::time_point start, long n) {
     return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / double(n);
@@ -147,11 +144,13 @@ int main(int argc, char** argv) {
         timer_ns.push_back(timer_run(iterations));
         channel_ns.push_back(channel_run(iterations));
     }
+    const double await_any = bench::median(await_ns), timer = bench::median(timer_ns),
+                 channel = bench::median(channel_ns);
     std::printf("%ld iterations a run, median of %ld runs\n", iterations, runs);
-    std::printf("  await_any over 3 events, suspended and woken  %7.1f ns\n", median(await_ns));
-    std::printf("  TimerEvent start + stop                       %7.1f ns\n", median(timer_ns));
-    std::printf("  Channel<int> send + receive                   %7.1f ns\n", median(channel_ns));
-    std::printf("result await_any_ns=%.1f timer_ns=%.1f channel_ns=%.1f\n", median(await_ns),
-                median(timer_ns), median(channel_ns));
+    std::printf("  await_any over 3 events, suspended and woken  %7.1f ns\n", await_any);
+    std::printf("  TimerEvent start + stop                       %7.1f ns\n", timer);
+    std::printf("  Channel<int> send + receive                   %7.1f ns\n", channel);
+    std::printf("result await_any_ns=%.1f timer_ns=%.1f channel_ns=%.1f\n", await_any, timer,
+                channel);
     return 0;
 }

@@ -240,57 +240,55 @@ TEST_CASE("a periodic timer ticks until stopped", "[event]") {
     CHECK(ticks == std::vector<std::int64_t>{1, 2, 3});
 }
 
-TEST_CASE("a deadlock is reported with what each coroutine awaits", "[event]") {
-    SECTION("two coroutines await each other's futures") {
-        test::EventLoop t;
+namespace {
+// A loop whose deadlock reports are kept; `stop` ends the loop at a report.
+struct Watched {
+    test::EventLoop t;
+    std::string report;
+    explicit Watched(bool stop) {
         auto& state = weft::EventState::of(t.loop);
         state.detect_deadlocks(true);
-        std::string report;
-        state.set_deadlock_reporter([&](const std::string& text) {
+        state.set_deadlock_reporter([this, stop](const std::string& text) {
             report = text;
-            t.loop.stop(0ms);
+            if (stop) t.loop.stop(0ms);
         });
-        weft::Future<int> a(t.loop), b(t.loop);
-        t.loop.spawn([&] {
+    }
+};
+} // namespace
+
+TEST_CASE("a deadlock is reported with what each coroutine awaits", "[event]") {
+    SECTION("two coroutines await each other's futures") {
+        Watched w(true);
+        weft::Future<int> a(w.t.loop), b(w.t.loop);
+        w.t.loop.spawn([&] {
             weft::await(a);
             b.resolve(1);
         });
-        t.loop.spawn([&] {
+        w.t.loop.spawn([&] {
             weft::await(b);
             a.resolve(1);
         });
-        t.loop.run();
-        CHECK(report.find("deadlock on loop 0: 2 coroutines wait") != std::string::npos);
-        CHECK(report.find("waiting on any of {future started, 1 waiting}") != std::string::npos);
+        w.t.loop.run();
+        CHECK(w.report.find("deadlock on loop 0: 2 coroutines wait") != std::string::npos);
+        CHECK(w.report.find("waiting on any of {future started, 1 waiting}") != std::string::npos);
     }
     SECTION("a hidden signal event is no way out") {
-        test::EventLoop t;
-        auto& state = weft::EventState::of(t.loop);
-        state.detect_deadlocks(true);
-        std::string report;
-        state.set_deadlock_reporter([&](const std::string& text) {
-            report = text;
-            t.loop.stop(0ms);
-        });
-        weft::SignalEvent hup(t.loop, SIGHUP, Event::kHidden);
-        t.loop.spawn([&] { weft::await(hup); });
-        t.loop.run();
-        CHECK(report.find("signal started hidden, 1 waiting 1") != std::string::npos);
+        Watched w(true);
+        weft::SignalEvent hup(w.t.loop, SIGHUP, Event::kHidden);
+        w.t.loop.spawn([&] { weft::await(hup); });
+        w.t.loop.run();
+        CHECK(w.report.find("signal started hidden, 1 waiting 1") != std::string::npos);
     }
     SECTION("a visible signal event is a way out: no report") {
-        test::EventLoop t;
-        auto& state = weft::EventState::of(t.loop);
-        state.detect_deadlocks(true);
-        std::string report;
-        state.set_deadlock_reporter([&](const std::string& text) { report = text; });
-        weft::SignalEvent hup(t.loop, SIGHUP);
-        t.loop.spawn([&] { weft::await(hup); });
+        Watched w(false);
+        weft::SignalEvent hup(w.t.loop, SIGHUP);
+        w.t.loop.spawn([&] { weft::await(hup); });
         std::thread later([&] {
             std::this_thread::sleep_for(50ms); // the loop goes idle meanwhile
-            t.loop.post([&] { t.loop.deliver_signal(SIGHUP); });
+            w.t.loop.post([&] { w.t.loop.deliver_signal(SIGHUP); });
         });
-        t.run();
+        w.t.run();
         later.join();
-        CHECK(report.empty());
+        CHECK(w.report.empty());
     }
 }
