@@ -1,6 +1,6 @@
 // The common await (an fd, a timer, a channel) allocates nothing: counted by
-// replacing operator new in this test binary, or, under ASan (which owns the
-// allocator), through its malloc hook.
+// replacing operator new in this test binary. Not in ASan builds: ASan owns
+// operator new, and clang 14's ASan has no working malloc hook to count with.
 
 #include "event/channel.hpp"
 #include "event/poll_event.hpp"
@@ -18,20 +18,11 @@
 #include <cstdlib>
 #include <new>
 
-#if WEFT_ASAN
-#include <sanitizer/allocator_interface.h>
-#endif
-
+#if !WEFT_ASAN
 namespace {
 std::atomic<long> allocations{0};
 }
 
-#if WEFT_ASAN
-namespace {
-const int hooked = __sanitizer_install_malloc_and_free_hooks(
-    [](const volatile void*, std::size_t) { ++allocations; }, nullptr);
-}
-#else
 void* operator new(std::size_t size) {
     ++allocations;
     if (void* p = std::malloc(size ? size : 1)) return p;
@@ -43,7 +34,6 @@ void operator delete(void* p) noexcept {
 void operator delete(void* p, std::size_t) noexcept {
     std::free(p);
 }
-#endif
 
 TEST_CASE("an await over an fd, a timer and a channel allocates nothing", "[event]") {
     test::EventLoop t;
@@ -76,3 +66,4 @@ TEST_CASE("an await over an fd, a timer and a channel allocates nothing", "[even
     CHECK(allocations.load() > 0); // the counting works: the set-up allocated
     CHECK(during == 0);
 }
+#endif
