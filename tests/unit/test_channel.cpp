@@ -70,3 +70,20 @@ TEST_CASE("a receive with a timeout gives up", "[event]") {
     t.run();
     CHECK(r == -ETIMEDOUT);
 }
+
+TEST_CASE("a send that had to wait delivers its value, not a moved-from one", "[event]") {
+    test::EventLoop t;
+    weft::Channel<std::string> channel(t.loop, 1);
+    std::string a, b;
+    t.spawn([&] {
+        channel.send("first");
+        channel.send(std::string(64, 'z')); // full: waits, then sends this
+    });
+    t.spawn([&] {
+        channel.receive(a);
+        channel.receive(b);
+    });
+    t.run();
+    CHECK(a == "first");
+    CHECK(b == std::string(64, 'z'));
+}

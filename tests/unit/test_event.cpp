@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -231,4 +232,67 @@ TEST_CASE("an event fired again by its own callback notifies again after the rou
     CHECK(log.size() == 4); // a and b, twice
     e.unsubscribe(a);
     e.unsubscribe(b);
+}
+
+TEST_CASE("random removals and additions during notification: each callback runs once or "
+          "is skipped when removed before its turn",
+          "[event]") {
+    struct Node : Callback {
+        int id = 0;
+    };
+    struct Context {
+        Manual* event;
+        std::vector<std::unique_ptr<Node>>* nodes;
+        std::vector<int>* calls;
+        std::vector<int>* removed_first;
+        std::mt19937* rng;
+    };
+    static Context ctx;
+    test::EventLoop t;
+    std::mt19937 rng(1);
+    Callback::Fn act = [](Callback& c, Event&, std::int64_t) {
+        auto& me = static_cast<Node&>(c);
+        ++(*ctx.calls)[static_cast<std::size_t>(me.id)];
+        for (int k = static_cast<int>((*ctx.rng)() % 4); k > 0; --k) {
+            if ((*ctx.rng)() % 3 < 2) {
+                const std::size_t victim = (*ctx.rng)() % ctx.nodes->size();
+                Node& v = *(*ctx.nodes)[victim];
+                if (!v.event) continue;
+                if ((*ctx.calls)[victim] == 0) (*ctx.removed_first)[victim] = 1;
+                ctx.event->unsubscribe(v);
+            } else {
+                auto added = std::make_unique<Node>();
+                added->id = static_cast<int>(ctx.nodes->size());
+                added->fn = me.fn;
+                ctx.calls->push_back(0);
+                ctx.removed_first->push_back(0);
+                ctx.nodes->push_back(std::move(added));
+                ctx.event->subscribe(*ctx.nodes->back());
+            }
+        }
+    };
+    for (int round = 0; round < 20'000; ++round) {
+        Manual event(t.loop);
+        std::vector<std::unique_ptr<Node>> nodes;
+        std::vector<int> calls, removed_first;
+        ctx = {&event, &nodes, &calls, &removed_first, &rng};
+        const int n = 1 + static_cast<int>(rng() % 9);
+        for (int i = 0; i < n; ++i) {
+            nodes.push_back(std::make_unique<Node>());
+            nodes.back()->id = i;
+            nodes.back()->fn = act;
+            calls.push_back(0);
+            removed_first.push_back(0);
+            event.subscribe(*nodes.back());
+        }
+        event.fire(0);
+        for (std::size_t i = 0; i < calls.size(); ++i) {
+            // Present at the start and not removed before its turn: once.
+            // Removed first, or added during the notification: never.
+            const int expected = static_cast<int>(i) < n && !removed_first[i] ? 1 : 0;
+            if (calls[i] != expected) FAIL("round " << round << ", callback " << i);
+        }
+        for (auto& node : nodes) event.unsubscribe(*node);
+        REQUIRE(event.subscribers() == 0);
+    }
 }

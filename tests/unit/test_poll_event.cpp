@@ -118,3 +118,28 @@ TEST_CASE("readiness that came while nobody waited is not lost", "[event]") {
     CHECK(r.index == 0);
     CHECK(r.value == weft::kReadable);
 }
+
+TEST_CASE("a waiter already woken by another event leaves the fd's readiness to the next",
+          "[event]") {
+    test::EventLoop t;
+    SocketPair shared, other;
+    weft::PollProxy proxy(t.loop, shared.fd[0]), other_proxy(t.loop, other.fd[0]);
+    AwaitResult b{}, a{};
+    t.spawn([&] { // B tries the syscall first, as io::read does, then waits
+        char c;
+        REQUIRE(read(shared.fd[0], &c, 1) < 0);
+        weft::PollEvent readable(proxy, weft::kReadable);
+        b = weft::await(readable, 1000);
+    });
+    t.spawn([&] { // A waits on the other fd or the shared one
+        weft::PollEvent readable(proxy, weft::kReadable), on_other(other_proxy, weft::kReadable);
+        a = weft::await_any({&on_other, &readable});
+    });
+    t.spawn([&] { // both ready in one tick: A's other fd first
+        REQUIRE(write(other.fd[1], "x", 1) == 1);
+        REQUIRE(write(shared.fd[1], "y", 1) == 1);
+    });
+    t.run();
+    CHECK(a.index == 0);
+    CHECK(b.fired()); // not a timeout with a byte left unread
+}

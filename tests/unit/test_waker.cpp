@@ -1,6 +1,7 @@
 // Waker: await_any / await_all over several kinds of events, timeouts,
 // cancellation, replay, IGNORED, deadlock reports.
 
+#include "event/broadcast.hpp"
 #include "event/channel.hpp"
 #include "event/completion_event.hpp"
 #include "event/event_state.hpp"
@@ -280,6 +281,41 @@ TEST_CASE("a deadlock is reported with what each coroutine awaits", "[event]") {
         w.t.loop.run();
         CHECK(w.report.find("signal started hidden, 1 waiting 1") != std::string::npos);
     }
+    SECTION("a one-shot timer that has fired is no way out") {
+        Watched w(true);
+        weft::Future<int> never(w.t.loop);
+        w.t.loop.spawn([&] {
+            weft::TimerEvent tick(w.t.loop, 5);
+            weft::await_all({&tick, &never});
+        });
+        std::thread watchdog([&] {
+            std::this_thread::sleep_for(2000ms); // ends the test if nothing is reported
+            w.t.loop.post([&] { w.t.loop.stop(0ms); });
+        });
+        w.t.loop.run();
+        watchdog.join();
+        CHECK(w.report.find("1 coroutines wait") != std::string::npos);
+    }
+    SECTION("a broadcast subscriber is a way out: publishers are other threads") {
+        Watched w(false);
+        weft::Broadcast<int> room;
+        int got = 0;
+        std::atomic<bool> subscribed{false};
+        w.t.loop.spawn([&] {
+            weft::Broadcast<int>::Subscriber me(room, w.t.loop);
+            subscribed = true;
+            me.channel().receive(got);
+        });
+        std::thread publisher([&] {
+            while (!subscribed) std::this_thread::sleep_for(1ms);
+            std::this_thread::sleep_for(50ms); // the loop goes idle meanwhile
+            room.publish(7);
+        });
+        w.t.run();
+        publisher.join();
+        CHECK(got == 7);
+        CHECK(w.report.empty());
+    }
     SECTION("a visible signal event is a way out: no report") {
         Watched w(false);
         weft::SignalEvent hup(w.t.loop, SIGHUP);
@@ -309,4 +345,47 @@ TEST_CASE("a trigger disposed while a fire is in flight lives until it is delive
     });
     t.run();
     CHECK(fired); // and ASan/LSan see no use after free and no leak
+}
+
+TEST_CASE("await_all does not end early when its first event answered at once", "[event]") {
+    test::EventLoop t;
+    weft::Future<int> done(t.loop), later(t.loop);
+    done.resolve(1);
+    AwaitResult r{};
+    t.spawn([&] { r = weft::await_all({&done, &later}, 50); });
+    t.run();
+    CHECK(r.index == AwaitResult::kTimeout);
+}
+
+TEST_CASE("disposing a heap event that a coroutine awaits frees it only after the wait",
+          "[event]") {
+    test::EventLoop t;
+    auto* future = Event::make<weft::Future<int>>(t.loop);
+    AwaitResult r{};
+    t.spawn([&] { r = weft::await(*future); });
+    t.spawn([&] { future->dispose(); }); // closes: wakes the waiter, which still holds it
+    t.run();
+    CHECK(r.index == 0);
+    CHECK(r.value == -ECANCELED);
+}
+
+TEST_CASE("an event that fires after a cancel was queued wins; the cancel ends the next wait",
+          "[event]") {
+    test::EventLoop t;
+    weft::Future<int> future(t.loop);
+    AwaitResult first{}, second{};
+    weft::Coroutine* waiter = nullptr;
+    t.spawn([&] {
+        waiter = weft::Coroutine::current();
+        first = weft::await(future);
+        weft::Future<int> never(t.loop);
+        second = weft::await(never, 1000);
+    });
+    t.spawn([&] {
+        Loop::current()->cancel(*waiter); // queues the waiter with -ECANCELED...
+        future.resolve(5);                // ...and then its event fires too
+    });
+    t.run();
+    CHECK(first.index == 0);
+    CHECK(second.index == AwaitResult::kCancelled);
 }

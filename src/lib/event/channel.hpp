@@ -26,7 +26,12 @@ public:
     Event& readable() { return readable_; }
     Event& writable() { return writable_; }
 
-    bool try_send(T value) {
+    bool try_send(const T& value) {
+        if (closed_ || count_ == slots_.size()) return false;
+        return try_send(T(value));
+    }
+    // Leaves `value` alone when it fails.
+    bool try_send(T&& value) {
         if (closed_ || count_ == slots_.size()) return false;
         slots_[(head_ + count_++) % slots_.size()] = std::move(value);
         readable_.ready(static_cast<std::int64_t>(count_));

@@ -67,7 +67,7 @@ void Event::unsubscribe(Callback& callback) {
 void Event::start() {
     if (flags_ & kDisposed) return;
     if (starts_++ == 0) {
-        EventState::of(loop_).event_started(*this);
+        if (!(flags_ & kCompleted)) EventState::of(loop_).event_started(*this);
         on_start();
     }
 }
@@ -76,12 +76,13 @@ void Event::stop() {
     if (starts_ == 0) return; // never steals another starter's count
     if (--starts_ == 0) {
         on_stop();
-        EventState::of(loop_).event_stopped(*this);
+        // A completed one stopped counting when it completed.
+        if (!(flags_ & kCompleted)) EventState::of(loop_).event_stopped(*this);
     }
 }
 
 void Event::release() {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1 && (flags_ & kHeap)) {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1 && heap_) {
         // The last reference: nobody can be subscribed (each holds none, but
         // disposing closes and subscribers unsubscribe on their wake-up).
         while (starts_ > 0) stop();
@@ -121,6 +122,7 @@ void Event::notify(std::int64_t result) {
 }
 
 void Event::complete(std::int64_t result) {
+    if (starts_ > 0 && !(flags_ & kCompleted)) EventState::of(loop_).event_stopped(*this);
     flags_ |= kCompleted;
     result_ = result;
     notify(result);

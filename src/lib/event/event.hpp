@@ -15,9 +15,11 @@
 // the event that calls it.
 //
 // start()/stop() are counted: the first start really starts the event (arms
-// its timer, watches its fd), the last stop really stops it, and a stop with
-// nothing started does nothing, so it can never steal another's start. The
-// loop's EventState counts the started loop handles (kLoopHandle).
+// its timer, watches its fd) and the last stop really stops it. A stop with
+// nothing started does nothing; callers keep their own start/stop paired
+// (the Waker does, per subscription), so no caller can stop another's start.
+// The loop's EventState counts the started loop handles (kLoopHandle) that
+// can still fire: a completed one cannot.
 
 #include <atomic>
 #include <cerrno>
@@ -90,6 +92,7 @@ public:
     static T* make(Args&&... args) {
         T* event = new T(std::forward<Args>(args)...);
         event->flags_ |= kHeap;
+        event->heap_ = true;
         return event;
     }
 
@@ -148,6 +151,8 @@ private:
     void* hook_data_ = nullptr;
     std::vector<std::int64_t> reentrant_; // results notified from inside a notification
     std::uint16_t flags_;
+    bool heap_ = false; // kHeap, set before the event is shared: release() reads
+                        // it from any thread, where flags_ may be changing
 };
 
 // A counted reference to an event made by Event::make.

@@ -46,7 +46,7 @@ void EventState::on_signal(int signo) {
 }
 
 void EventState::on_idle() {
-    if (!detect_ || loop_.live_tasks() == 0 || visible_ > 0) {
+    if (!detect_ || loop_.live_tasks() == 0 || visible_ > 0 || external_ > 0) {
         reported_ = false;
         return;
     }

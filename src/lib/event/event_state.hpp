@@ -4,10 +4,12 @@
 // detection.
 //
 // Deadlock: the loop is about to wait with no timer armed, every task is
-// suspended on events (none waits on an fd), and no started loop handle that
-// is not HIDDEN (a poll, signal or trigger event) could wake one. Nothing can
-// ever run again; the report names each task and what it awaits. On by
-// default in builds with asserts.
+// suspended on events (none waits on an fd), no started loop handle that is
+// not HIDDEN and not spent (a poll, signal or trigger event) could wake one,
+// and nothing outside the loop has said it will post work to it (a
+// Broadcast subscriber, say: see ExternalSource). Nothing can ever run
+// again; the report names each task and what it awaits. On by default in
+// builds with asserts.
 
 #include "loop/loop.hpp"
 
@@ -31,6 +33,11 @@ public:
     // Started loop handles that are not hidden.
     std::size_t started_visible() const { return visible_; }
 
+    // Something that feeds this loop's events from other threads through
+    // Loop::post is a way out of a deadlock while it lives.
+    void add_external_source() { ++external_; }
+    void remove_external_source() { --external_; }
+
     void add_signal(SignalEvent& event);
     void remove_signal(SignalEvent& event);
     void on_signal(int signo) override;
@@ -48,6 +55,7 @@ private:
     Loop& loop_;
     std::size_t started_ = 0;
     std::size_t visible_ = 0;
+    std::size_t external_ = 0;
     std::vector<SignalEvent*> signals_;
 #ifdef NDEBUG
     bool detect_ = false;

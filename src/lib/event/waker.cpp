@@ -1,6 +1,7 @@
 #include "event/waker.hpp"
 
 #include <cassert>
+#include <utility>
 
 namespace weft {
 
@@ -24,10 +25,13 @@ void Waker::resume_when(Event& event) {
     Subscription& s = slot(count_);
     s.fn = on_event;
     s.waker = this;
+    s.target = &event;
     s.slot = count_++;
     s.fired = false;
+    if (event.has(Event::kHeap)) event.retain();
     event.start();
-    event.subscribe(s); // may answer at once (replay)
+    if (status_ == Status::no_status || status_ == Status::waiting)
+        event.subscribe(s); // may answer at once (replay)
 }
 
 void Waker::on_event(Callback& callback, Event&, std::int64_t result) {
@@ -37,8 +41,8 @@ void Waker::on_event(Callback& callback, Event&, std::int64_t result) {
     s.fired = true;
     if (w.mode_ == Mode::any) {
         w.finish(static_cast<int>(s.slot), result);
-    } else if (++w.fired_count_ == w.count_) {
-        w.finish(0, 0);
+    } else if (++w.fired_count_ == w.count_ && w.status_ == Status::waiting) {
+        w.finish(0, 0); // while subscribing count_ is not final: wait() checks
     }
 }
 
@@ -48,29 +52,42 @@ void Waker::on_timeout(Timer& timer) {
 }
 
 void Waker::finish(int index, std::int64_t value) {
+    // Decided: let go of every event now (see the header).
+    for (std::uint32_t i = 0; i < count_; ++i)
+        if (Event* event = slot(i).event) event->unsubscribe(slot(i));
     result_ = {index, value};
     if (status_ == Status::no_status) {
         status_ = Status::result; // answered while subscribing: no suspend
         return;
     }
     status_ = Status::queued;
-    loop_.wake(coroutine_, 0);
+    if (task_->waiting) {
+        loop_.wake(coroutine_, 0);
+    } else if (task_->queued && task_->wake_value < 0) {
+        // The loop queued it first with a cancel or a timeout: this result
+        // wins, and that ends the next wait instead.
+        task_->pending = std::exchange(task_->wake_value, 0);
+    }
 }
 
 void Waker::release_all() {
     timeout_.cancel();
     for (std::uint32_t i = 0; i < count_; ++i) {
         Subscription& s = slot(i);
-        if (Event* event = s.event) {
+        if (Event* event = std::exchange(s.target, nullptr)) {
             event->unsubscribe(s);
             event->stop();
+            if (event->has(Event::kHeap)) event->release();
         }
     }
     count_ = 0;
 }
 
 AwaitResult Waker::wait(std::int64_t timeout_ms) {
-    if (mode_ == Mode::all && count_ == 0) status_ = Status::result;
+    if (mode_ == Mode::all && fired_count_ == count_ && status_ == Status::no_status) {
+        result_ = {0, 0}; // every one answered while subscribing (or none to wait for)
+        status_ = Status::result;
+    }
     if (status_ == Status::no_status) {
         if (timeout_ms >= 0)
             loop_.timers().arm(timeout_, loop_.now() + static_cast<std::uint64_t>(timeout_ms));
@@ -99,7 +116,7 @@ std::string Waker::info() const {
     for (std::uint32_t i = 0; i < count_; ++i) {
         const Subscription& s = slot(i);
         if (i) line += "; ";
-        line += s.event ? s.event->info() : std::string("(fired)");
+        line += s.target ? s.target->info() : std::string("(released)");
     }
     line += "}";
     if (timeout_.armed()) line += " with a timeout";

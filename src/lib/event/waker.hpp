@@ -17,7 +17,14 @@
 //
 // Cancellation (Loop::cancel) ends a wait with AwaitResult::kCancelled; one
 // that arrives after a wake-up was queued leaves the woken result alone and
-// ends the coroutine's next wait instead.
+// ends the coroutine's next wait instead. The other way round too: an event
+// that fires after the loop queued the coroutine with a cancel or a timeout
+// wins, and the cancel or timeout moves on to the next wait.
+//
+// The moment a wait is decided the Waker unsubscribes from every event, so an
+// event that fires again before the coroutine runs (a PollEvent with fresh
+// readiness) hands it to a waiter that will use it, not to this one. A heap
+// event is retained while subscribed: disposing it meanwhile cannot free it.
 
 #include "event/event.hpp"
 #include "loop/loop.hpp"
@@ -63,6 +70,8 @@ public:
 private:
     struct Subscription : Callback {
         Waker* waker;
+        Event* target; // what it subscribed to, until released (Callback::event
+                       // is cleared as soon as the wait is decided)
         std::uint32_t slot;
         bool fired;
     };

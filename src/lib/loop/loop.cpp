@@ -57,7 +57,11 @@ Loop::Loop(FdTable& table, std::uint16_t index)
 Loop::~Loop() {
     assert(!running_loop_);
     // run() ends every task; a loop never run may still hold spawned ones.
+    // Calls posted too late still run (they may hold references to free),
+    // then whatever they started ends too.
     current_ = this;
+    abort_all();
+    drain_posts();
     abort_all();
     current_ = nullptr;
     for (Listener& listener : listeners_) {

@@ -143,7 +143,8 @@ public:
     }
 
     // Runs `fn` on this loop's thread, soon; callable from any thread. Calls
-    // posted before the loop wakes are run in one batch.
+    // posted before the loop wakes are run in one batch; calls posted after
+    // the loop stopped run when it is destroyed.
     void post(std::function<void()> fn);
     // Runs `fn` after this tick's events; loop thread only.
     void defer(std::function<void()> fn);
