@@ -208,26 +208,21 @@ bool lex(std::string_view text, const Environment& environment, std::vector<Stat
             } else if (!expand(line.rest(), s.value_column, environment, line, s.value)) {
                 return false;
             }
-        } else if (s.key == "include") {
-            s.kind = Statement::Kind::include;
-            line.skip_spaces();
-            s.value_column = line.column();
-            const std::string_view path = line.rest();
-            if (path.empty()) return line.fail(s.value_column, "include needs a file name");
-            if (!expand(path, s.value_column, environment, line, s.value)) return false;
         } else {
-            // A section: name, optional argument words, then '{' ending the line.
-            line.skip_spaces();
             s.value_column = line.column();
             const std::string_view rest = line.rest();
-            if (rest.empty() || rest.back() != '{')
-                return line.fail(s.value_column,
-                                 "expected '=' after '" + s.key + "', or '{' to open a section");
-            std::string_view argument = rest.substr(0, rest.size() - 1);
-            while (!argument.empty() && is_space(argument.back())) argument.remove_suffix(1);
-            if (!expand(argument, s.value_column, environment, line, s.argument)) return false;
-            s.kind = Statement::Kind::open;
-            open_index.push_back(out.size());
+            if (rest.empty() || rest.back() != '{') {
+                // A directive: `include path`, `listener *:8080`.
+                s.kind = Statement::Kind::directive;
+                if (!expand(rest, s.value_column, environment, line, s.value)) return false;
+            } else {
+                // A section: name, optional argument words, then '{' ending the line.
+                std::string_view argument = rest.substr(0, rest.size() - 1);
+                while (!argument.empty() && is_space(argument.back())) argument.remove_suffix(1);
+                if (!expand(argument, s.value_column, environment, line, s.argument)) return false;
+                s.kind = Statement::Kind::open;
+                open_index.push_back(out.size());
+            }
         }
         out.push_back(std::move(s));
         if (newline == std::string_view::npos) break;

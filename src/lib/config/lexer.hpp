@@ -5,7 +5,7 @@
 //   key = value                     value: the rest of the line, or "quoted"
 //   section [argument ...] {        opens a block; `}` alone closes it
 //   }
-//   include path
+//   directive value                 e.g. `include path`, `listener *:8080`
 //
 // Values may use ${VAR} and ${VAR:-default}; a quoted value takes the
 // escapes \" \\ \n \t and \$ (a literal $). The lexer checks that braces
@@ -20,11 +20,11 @@
 namespace weft::config {
 
 struct Statement {
-    enum class Kind { assign, open, close, include };
+    enum class Kind { assign, open, close, directive };
     Kind kind;
-    std::string key;      // assign: the key; open: the section; include: "include"
+    std::string key;      // assign: the key; open: the section; directive: its name
     std::string argument; // open: what follows the section name, if anything
-    std::string value;    // assign: the value, expanded; include: the path, expanded
+    std::string value;    // assign, directive: the value, expanded
     int line = 0;
     int key_column = 0;   // where the key (or section, or `}`) starts
     int value_column = 0; // where the value (argument, path) starts
