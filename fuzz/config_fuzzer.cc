@@ -1,8 +1,11 @@
-// libFuzzer target for the configuration language: the line lexer, then each
-// value through the typed value parsers. Anything goes in; nothing may crash,
-// leak or trip a sanitizer, and every error must point inside the input.
+// libFuzzer target for the configuration language: the line lexer, each
+// value through the typed value parsers, then the whole loader (schema
+// included). Anything goes in; nothing may crash, leak or trip a sanitizer,
+// and every error must point inside the input. Inputs that include files
+// stop after the lexer: the fuzzer reads no files.
 
 #include "config/lexer.hpp"
+#include "config/parser.hpp"
 #include "config/values.hpp"
 
 #include <algorithm>
@@ -33,5 +36,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         weft::config::parse_bool(s.value, message);
         weft::config::split_list(s.value);
     }
+    if (text.find("include") != std::string_view::npos) return 0; // no files from here
+    weft::config::ConfigError config_error;
+    if (!weft::config::load_text(text, "fuzz.conf", env, config_error) &&
+        (config_error.message.empty() || config_error.line < 1))
+        std::abort();
     return 0;
 }

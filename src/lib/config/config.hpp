@@ -1,0 +1,84 @@
+#pragma once
+// The configuration as the server reads it: plain values, resolved at load
+// time (DESIGN.md §7). Nothing downstream parses strings.
+
+#include "util/address.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace weft::config {
+
+using std::chrono::milliseconds;
+
+struct Upstream {
+    std::string name;
+    std::vector<Address> servers;
+    unsigned keepalive = 8;
+    unsigned max_conns = 5; // PHP-FPM's default pm.max_children; set it to yours
+    milliseconds connect_timeout{2'000};
+    milliseconds read_timeout{60'000};
+};
+
+struct ResponseHandler {
+    std::string prefix;
+    int status = 200;
+    std::string content_type = "text/plain";
+    std::string body;
+};
+
+struct RedirectHandler {
+    std::string prefix;
+    std::string to;
+    int status = 301;
+};
+
+struct FilesHandler {
+    std::string prefix;
+    std::string root; // the site's when not set
+    std::string index = "index.html";
+    bool listing = false;
+    bool precompressed = false;
+    std::string cache_control;
+    std::vector<std::string> deny;
+};
+
+struct FastcgiHandler {
+    std::string prefix;
+    std::string upstream;      // a named upstream, or
+    std::vector<Address> pass; // a server given here
+    std::string root;          // the site's when not set
+    std::vector<std::string> extensions{".php"};
+    std::string index = "index.php";
+    bool static_files = true; // `static`
+    std::string fallback;
+    std::vector<std::string> deny;
+    std::vector<std::pair<std::string, std::string>> params;
+};
+
+using Handler = std::variant<ResponseHandler, RedirectHandler, FilesHandler, FastcgiHandler>;
+
+struct Site {
+    std::vector<std::string> hosts; // empty: any host
+    std::string root;
+    std::vector<Handler> handlers;
+};
+
+struct Config {
+    unsigned threads = 0; // one loop per CPU
+    milliseconds keep_alive_timeout{15'000};
+    milliseconds request_timeout{10'000};
+    std::uint64_t max_request_body = 16u << 20;
+    std::string access_log = "off"; // off | stderr | a path
+    std::string error_log = "stderr";
+    std::string io_backend = "epoll";
+    std::vector<Address> listeners; // 127.0.0.1:8080 when none is given
+    std::vector<Upstream> upstreams;
+    std::vector<Site> sites;
+};
+
+} // namespace weft::config

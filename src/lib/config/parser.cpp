@@ -1,0 +1,573 @@
+#include "config/parser.hpp"
+
+#include "config/values.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <type_traits>
+#include <vector>
+
+namespace weft::config {
+
+std::string ConfigError::text() const {
+    return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + message;
+}
+
+namespace {
+
+// A statement and the file it came from.
+struct Located {
+    Statement s;
+    std::shared_ptr<const std::string> file;
+};
+
+// Levenshtein distance, for "did you mean".
+std::size_t distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+            diagonal = up;
+        }
+    }
+    return row[b.size()];
+}
+
+class Parser;
+
+// One key of a block: its name, and how it sets the target.
+template <class T>
+struct Key {
+    const char* name;
+    bool (*set)(Parser& p, T& target, const Located& at);
+    bool repeatable = false;
+};
+
+class Parser {
+public:
+    Parser(std::vector<Located> statements, ConfigError& error)
+        : statements_(std::move(statements)), error_(error) {}
+
+    bool fail(const Located& at, int column, std::string message) {
+        error_ = {*at.file, at.s.line, column, std::move(message)};
+        return false;
+    }
+    bool fail_value(const Located& at, std::string message) {
+        return fail(at, at.s.value_column, std::move(message));
+    }
+
+    std::optional<Config> parse();
+
+    // Reads a block's statements up to its '}' (or the end, at the top):
+    // keys through `keys`, sections through `section`.
+    template <class T, std::size_t N>
+    bool block(T& target, const Key<T> (&keys)[N], const char* where,
+               bool (*section)(Parser&, std::type_identity_t<T>&, const Located&),
+               const char* sections);
+
+    // Typed values.
+    bool duration(const Located& at, milliseconds& out) {
+        std::string message;
+        const auto v = parse_duration(at.s.value, message);
+        if (!v) return fail_value(at, message);
+        out = *v;
+        return true;
+    }
+    bool size(const Located& at, std::uint64_t& out) {
+        std::string message;
+        const auto v = parse_size(at.s.value, message);
+        if (!v) return fail_value(at, message);
+        out = *v;
+        return true;
+    }
+    bool boolean(const Located& at, bool& out) {
+        std::string message;
+        const auto v = parse_bool(at.s.value, message);
+        if (!v) return fail_value(at, message);
+        out = *v;
+        return true;
+    }
+    bool number(const Located& at, unsigned& out, unsigned low, unsigned high) {
+        std::string message;
+        const auto v = parse_size(at.s.value, message); // digits only below
+        bool digits = !at.s.value.empty();
+        for (char c : at.s.value) digits = digits && c >= '0' && c <= '9';
+        if (!digits || !v || *v < low || *v > high)
+            return fail_value(at, "expected a number from " + std::to_string(low) + " to " +
+                                      std::to_string(high) + ", not '" + at.s.value + "'");
+        out = static_cast<unsigned>(*v);
+        return true;
+    }
+    bool text(const Located& at, std::string& out) {
+        out = at.s.value;
+        return true;
+    }
+    bool words(const Located& at, std::vector<std::string>& out) {
+        out.clear();
+        for (std::string_view w : split_list(at.s.value)) out.emplace_back(w);
+        return true;
+    }
+    bool address(const Located& at, std::string_view text, std::vector<Address>& out) {
+        std::string message;
+        auto a = Address::parse(text, message);
+        if (!a) return fail_value(at, message);
+        out.push_back(*a);
+        return true;
+    }
+    bool path_prefix(const Located& at, const std::string& prefix) {
+        if (prefix.empty() || prefix[0] != '/')
+            return fail_value(at,
+                              "expected a path prefix starting with '/', after '" + at.s.key + "'");
+        return true;
+    }
+
+    const Located* next() { return i_ < statements_.size() ? &statements_[i_++] : nullptr; }
+    Config& config() { return config_; }
+    std::map<std::string, const Located*>& fastcgi_upstream_uses() { return upstream_uses_; }
+
+private:
+    std::vector<Located> statements_;
+    std::size_t i_ = 0;
+    ConfigError& error_;
+    Config config_;
+    std::map<std::string, const Located*> upstream_uses_;
+};
+
+template <class T, std::size_t N>
+bool Parser::block(T& target, const Key<T> (&keys)[N], const char* where,
+                   bool (*section)(Parser&, std::type_identity_t<T>&, const Located&),
+                   const char* sections) {
+    std::map<std::string, int> seen; // key -> line, for singletons
+    while (const Located* at = next()) {
+        const Statement& s = at->s;
+        if (s.kind == Statement::Kind::close) return true;
+        if (s.kind == Statement::Kind::open) {
+            if (section && section(*this, target, *at)) continue;
+            if (!error_.message.empty()) return false; // its own error
+            return fail(*at, s.key_column,
+                        "unknown section '" + s.key + "' in " + where + " (expected " + sections +
+                            ")");
+        }
+        const Key<T>* key = nullptr;
+        for (const Key<T>& k : keys)
+            if (s.key == k.name) key = &k;
+        if (!key) {
+            std::string message = "unknown key '" + s.key + "' in " + where;
+            std::size_t best = 3;
+            std::string nearest;
+            for (const Key<T>& k : keys) {
+                const std::size_t d = distance(s.key, k.name);
+                if (d < best) {
+                    best = d;
+                    nearest = k.name;
+                }
+            }
+            if (!nearest.empty()) message += " (did you mean '" + nearest + "'?)";
+            return fail(*at, s.key_column, message);
+        }
+        if (!key->repeatable) {
+            const auto [it, fresh] = seen.emplace(s.key, s.line);
+            if (!fresh)
+                return fail(*at, s.key_column,
+                            "'" + s.key + "' is set twice in " + where + " (first on line " +
+                                std::to_string(it->second) + ")");
+        }
+        if (!key->set(*this, target, *at)) return false;
+    }
+    return true; // the end: only the top level gets here (braces match)
+}
+
+// --- the schema -----------------------------------------------------------------
+
+// `key = value` keys answer to `=`; directive keys are written `key value`.
+template <class T>
+bool assignment(Parser& p, const Located& at) {
+    if (at.s.kind == Statement::Kind::assign) return true;
+    return p.fail(at, at.s.value_column, "expected '=' after '" + at.s.key + "'");
+}
+
+const Key<Upstream> kUpstreamKeys[] = {
+    {"server",
+     [](Parser& p, Upstream& u, const Located& at) {
+         return assignment<Upstream>(p, at) && p.address(at, at.s.value, u.servers);
+     },
+     true},
+    {"keepalive",
+     [](Parser& p, Upstream& u, const Located& at) {
+         return assignment<Upstream>(p, at) && p.number(at, u.keepalive, 0, 65535);
+     }},
+    {"max_conns",
+     [](Parser& p, Upstream& u, const Located& at) {
+         return assignment<Upstream>(p, at) && p.number(at, u.max_conns, 1, 65535);
+     }},
+    {"connect_timeout",
+     [](Parser& p, Upstream& u, const Located& at) {
+         return assignment<Upstream>(p, at) && p.duration(at, u.connect_timeout);
+     }},
+    {"read_timeout",
+     [](Parser& p, Upstream& u, const Located& at) {
+         return assignment<Upstream>(p, at) && p.duration(at, u.read_timeout);
+     }},
+};
+
+const Key<ResponseHandler> kResponseKeys[] = {
+    {"status",
+     [](Parser& p, ResponseHandler& h, const Located& at) {
+         unsigned status = 0;
+         if (!assignment<ResponseHandler>(p, at) || !p.number(at, status, 100, 599)) return false;
+         h.status = static_cast<int>(status);
+         return true;
+     }},
+    {"content_type",
+     [](Parser& p, ResponseHandler& h, const Located& at) {
+         return assignment<ResponseHandler>(p, at) && p.text(at, h.content_type);
+     }},
+    {"body",
+     [](Parser& p, ResponseHandler& h, const Located& at) {
+         return assignment<ResponseHandler>(p, at) && p.text(at, h.body);
+     }},
+};
+
+const Key<RedirectHandler> kRedirectKeys[] = {
+    {"to",
+     [](Parser& p, RedirectHandler& h, const Located& at) {
+         return assignment<RedirectHandler>(p, at) && p.text(at, h.to);
+     }},
+    {"status",
+     [](Parser& p, RedirectHandler& h, const Located& at) {
+         if (!assignment<RedirectHandler>(p, at)) return false;
+         for (int code : {301, 302, 303, 307, 308})
+             if (at.s.value == std::to_string(code)) {
+                 h.status = code;
+                 return true;
+             }
+         return p.fail_value(at, "expected a redirect status (301, 302, 303, 307 or 308), not '" +
+                                     at.s.value + "'");
+     }},
+};
+
+const Key<FilesHandler> kFilesKeys[] = {
+    {"root",
+     [](Parser& p, FilesHandler& h, const Located& at) {
+         return assignment<FilesHandler>(p, at) && p.text(at, h.root);
+     }},
+    {"index",
+     [](Parser& p, FilesHandler& h, const Located& at) {
+         return assignment<FilesHandler>(p, at) && p.text(at, h.index);
+     }},
+    {"listing",
+     [](Parser& p, FilesHandler& h, const Located& at) {
+         return assignment<FilesHandler>(p, at) && p.boolean(at, h.listing);
+     }},
+    {"precompressed",
+     [](Parser& p, FilesHandler& h, const Located& at) {
+         return assignment<FilesHandler>(p, at) && p.boolean(at, h.precompressed);
+     }},
+    {"cache_control",
+     [](Parser& p, FilesHandler& h, const Located& at) {
+         return assignment<FilesHandler>(p, at) && p.text(at, h.cache_control);
+     }},
+    {"deny",
+     [](Parser& p, FilesHandler& h, const Located& at) {
+         return assignment<FilesHandler>(p, at) && p.words(at, h.deny);
+     }},
+};
+
+const Key<FastcgiHandler> kFastcgiKeys[] = {
+    {"upstream",
+     [](Parser& p, FastcgiHandler& h, const Located& at) {
+         if (!assignment<FastcgiHandler>(p, at) || !p.text(at, h.upstream)) return false;
+         p.fastcgi_upstream_uses().emplace(h.upstream, &at);
+         return true;
+     }},
+    {"pass",
+     [](Parser& p, FastcgiHandler& h, const Located& at) {
+         return assignment<FastcgiHandler>(p, at) && p.address(at, at.s.value, h.pass);
+     }},
+    {"root",
+     [](Parser& p, FastcgiHandler& h, const Located& at) {
+         return assignment<FastcgiHandler>(p, at) && p.text(at, h.root);
+     }},
+    {"extensions",
+     [](Parser& p, FastcgiHandler& h, const Located& at) {
+         return assignment<FastcgiHandler>(p, at) && p.words(at, h.extensions);
+     }},
+    {"index",
+     [](Parser& p, FastcgiHandler& h, const Located& at) {
+         return assignment<FastcgiHandler>(p, at) && p.text(at, h.index);
+     }},
+    {"static",
+     [](Parser& p, FastcgiHandler& h, const Located& at) {
+         return assignment<FastcgiHandler>(p, at) && p.boolean(at, h.static_files);
+     }},
+    {"fallback",
+     [](Parser& p, FastcgiHandler& h, const Located& at) {
+         return assignment<FastcgiHandler>(p, at) && p.text(at, h.fallback);
+     }},
+    {"deny",
+     [](Parser& p, FastcgiHandler& h, const Located& at) {
+         return assignment<FastcgiHandler>(p, at) && p.words(at, h.deny);
+     }},
+};
+
+// params { NAME = value ... }: any name, once each.
+bool params_block(Parser& p, FastcgiHandler& h, const Located& open) {
+    if (open.s.key != "params") return false;
+    if (!open.s.argument.empty())
+        return p.fail(open, open.s.value_column, "params takes no argument");
+    std::map<std::string, int> seen;
+    while (const Located* at = p.next()) {
+        if (at->s.kind == Statement::Kind::close) return true;
+        if (at->s.kind != Statement::Kind::assign)
+            return p.fail(*at, at->s.key_column, "expected NAME = value in params");
+        const auto [it, fresh] = seen.emplace(at->s.key, at->s.line);
+        if (!fresh)
+            return p.fail(*at, at->s.key_column,
+                          "param '" + at->s.key + "' is set twice (first on line " +
+                              std::to_string(it->second) + ")");
+        h.params.emplace_back(at->s.key, at->s.value);
+    }
+    return true;
+}
+
+template <class H, std::size_t N>
+bool handler(Parser& p, Site& site, const Located& open, const Key<H> (&keys)[N], const char* where,
+             bool (*section)(Parser&, std::type_identity_t<H>&, const Located&),
+             const char* sections) {
+    H h;
+    h.prefix = open.s.argument;
+    if (!p.path_prefix(open, h.prefix)) return false;
+    if (!p.block(h, keys, where, section, sections)) return false;
+    site.handlers.emplace_back(std::move(h));
+    return true;
+}
+
+bool site_section(Parser& p, Site& site, const Located& open) {
+    const std::string& kind = open.s.key;
+    if (kind == "response")
+        return handler(p, site, open, kResponseKeys, "a response handler", nullptr, "none");
+    if (kind == "redirect") {
+        if (!handler(p, site, open, kRedirectKeys, "a redirect handler", nullptr, "none"))
+            return false;
+        if (std::get<RedirectHandler>(site.handlers.back()).to.empty())
+            return p.fail(open, open.s.key_column, "redirect " + open.s.argument + " needs 'to'");
+        return true;
+    }
+    if (kind == "files")
+        return handler(p, site, open, kFilesKeys, "a files handler", nullptr, "none");
+    if (kind == "fastcgi") {
+        if (!handler(p, site, open, kFastcgiKeys, "a fastcgi handler", params_block, "params"))
+            return false;
+        const auto& h = std::get<FastcgiHandler>(site.handlers.back());
+        if (h.upstream.empty() == h.pass.empty())
+            return p.fail(open, open.s.key_column,
+                          "fastcgi " + open.s.argument +
+                              " needs 'upstream' or 'pass', one of them");
+        return true;
+    }
+    return false;
+}
+
+const Key<Site> kSiteKeys[] = {
+    {"host", [](Parser& p, Site& s,
+                const Located& at) { return assignment<Site>(p, at) && p.words(at, s.hosts); }},
+    {"root", [](Parser& p, Site& s,
+                const Located& at) { return assignment<Site>(p, at) && p.text(at, s.root); }},
+};
+
+const Key<Config> kTopKeys[] = {
+    {"threads",
+     [](Parser& p, Config& c, const Located& at) {
+         return assignment<Config>(p, at) && p.number(at, c.threads, 0, 1024);
+     }},
+    {"keep_alive_timeout",
+     [](Parser& p, Config& c, const Located& at) {
+         return assignment<Config>(p, at) && p.duration(at, c.keep_alive_timeout);
+     }},
+    {"request_timeout",
+     [](Parser& p, Config& c, const Located& at) {
+         return assignment<Config>(p, at) && p.duration(at, c.request_timeout);
+     }},
+    {"max_request_body",
+     [](Parser& p, Config& c, const Located& at) {
+         return assignment<Config>(p, at) && p.size(at, c.max_request_body);
+     }},
+    {"access_log",
+     [](Parser& p, Config& c, const Located& at) {
+         return assignment<Config>(p, at) && p.text(at, c.access_log);
+     }},
+    {"error_log",
+     [](Parser& p, Config& c, const Located& at) {
+         return assignment<Config>(p, at) && p.text(at, c.error_log);
+     }},
+    {"io_backend",
+     [](Parser& p, Config& c, const Located& at) {
+         if (!assignment<Config>(p, at)) return false;
+         if (at.s.value == "epoll") return p.text(at, c.io_backend);
+         if (at.s.value == "uring")
+             return p.fail_value(at, "io_backend = uring needs a weft built with liburing");
+         return p.fail_value(at, "expected epoll or uring, not '" + at.s.value + "'");
+     }},
+    {"listener",
+     [](Parser& p, Config& c, const Located& at) {
+         if (at.s.kind != Statement::Kind::directive)
+             return p.fail(at, at.s.key_column, "write 'listener ADDRESS', without '='");
+         return p.address(at, at.s.value, c.listeners);
+     },
+     true},
+};
+
+bool top_section(Parser& p, Config& c, const Located& open) {
+    if (open.s.key == "upstream") {
+        Upstream u;
+        u.name = open.s.argument;
+        if (u.name.empty() || u.name.find_first_of(" \t") != std::string::npos)
+            return p.fail(open, open.s.value_column, "an upstream needs one name: upstream NAME {");
+        for (const Upstream& other : c.upstreams)
+            if (other.name == u.name)
+                return p.fail(open, open.s.value_column,
+                              "upstream '" + u.name + "' is defined twice");
+        if (!p.block(u, kUpstreamKeys, "an upstream", nullptr, "none")) return false;
+        if (u.servers.empty())
+            return p.fail(open, open.s.key_column, "upstream " + u.name + " needs a 'server'");
+        c.upstreams.push_back(std::move(u));
+        return true;
+    }
+    if (open.s.key == "site") {
+        if (!open.s.argument.empty())
+            return p.fail(open, open.s.value_column,
+                          "site takes no argument: choose hosts with 'host = a.example b.example'");
+        Site site;
+        if (!p.block(site, kSiteKeys, "a site", site_section,
+                     "response, redirect, files or fastcgi"))
+            return false;
+        c.sites.push_back(std::move(site));
+        return true;
+    }
+    return false;
+}
+
+std::optional<Config> Parser::parse() {
+    if (!block(config_, kTopKeys, "the top level", top_section, "upstream or site"))
+        return std::nullopt;
+    for (const auto& [name, at] : upstream_uses_) {
+        bool known = false;
+        for (const Upstream& u : config_.upstreams) known = known || u.name == name;
+        if (!known) {
+            fail(*at, at->s.value_column, "no upstream named '" + name + "'");
+            return std::nullopt;
+        }
+    }
+    if (config_.listeners.empty()) {
+        std::string unused;
+        config_.listeners.push_back(*Address::parse("127.0.0.1:8080", unused));
+    }
+    return std::move(config_);
+}
+
+// --- files and includes -------------------------------------------------------
+
+std::string directory_of(const std::string& path) {
+    const std::size_t slash = path.rfind('/');
+    return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+}
+
+// The contents of a regular file of reasonable size; false with errno set.
+// (`include /dev/zero` must be an error, not a hang.)
+bool read_file(const std::string& path, std::string& out) {
+    constexpr off_t kMax = 16 << 20;
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) return false;
+    if (!S_ISREG(st.st_mode)) {
+        errno = EINVAL; // "Invalid argument": not a regular file
+        return false;
+    }
+    if (st.st_size > kMax) {
+        errno = EFBIG;
+        return false;
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    std::ostringstream text;
+    text << in.rdbuf();
+    out = text.str();
+    return true;
+}
+
+// Lexes `text` into `out`, following includes; `chain` holds the canonical
+// paths of the files being read, to catch cycles.
+bool flatten(std::string_view text, const std::string& name, const std::string& directory,
+             const Environment& environment, std::vector<std::string>& chain,
+             std::vector<Located>& out, ConfigError& error) {
+    auto file = std::make_shared<const std::string>(name);
+    std::vector<Statement> statements;
+    LexError lex_error;
+    if (!lex(text, environment, statements, lex_error)) {
+        error = {name, lex_error.line, lex_error.column, lex_error.message};
+        return false;
+    }
+    for (Statement& s : statements) {
+        if (s.kind != Statement::Kind::directive || s.key != "include") {
+            out.push_back({std::move(s), file});
+            continue;
+        }
+        const auto fail = [&](std::string message) {
+            error = {name, s.line, s.value_column, std::move(message)};
+            return false;
+        };
+        if (s.value.empty()) return fail("include needs a file name");
+        const std::string path = s.value[0] == '/' ? s.value : directory + "/" + s.value;
+        std::string contents;
+        if (!read_file(path, contents))
+            return fail("cannot read " + path + ": " + std::strerror(errno));
+        char resolved[PATH_MAX];
+        const std::string canonical = realpath(path.c_str(), resolved) ? resolved : path;
+        for (const std::string& open : chain)
+            if (open == canonical) return fail("include cycle: " + path + " is already being read");
+        chain.push_back(canonical);
+        if (!flatten(contents, path, directory_of(path), environment, chain, out, error))
+            return false;
+        chain.pop_back();
+    }
+    return true;
+}
+
+} // namespace
+
+std::optional<Config> load_text(std::string_view text, const std::string& name,
+                                const Environment& environment, ConfigError& error) {
+    std::vector<Located> statements;
+    std::vector<std::string> chain;
+    if (!flatten(text, name, ".", environment, chain, statements, error)) return std::nullopt;
+    return Parser(std::move(statements), error).parse();
+}
+
+std::optional<Config> load_file(const std::string& path, const Environment& environment,
+                                ConfigError& error) {
+    std::string text;
+    if (!read_file(path, text)) {
+        error = {path, 0, 0, std::string("cannot read it: ") + std::strerror(errno)};
+        return std::nullopt;
+    }
+    std::vector<Located> statements;
+    char resolved[PATH_MAX];
+    std::vector<std::string> chain{realpath(path.c_str(), resolved) ? resolved : path};
+    if (!flatten(text, path, directory_of(path), environment, chain, statements, error))
+        return std::nullopt;
+    return Parser(std::move(statements), error).parse();
+}
+
+} // namespace weft::config

@@ -1,0 +1,228 @@
+// Loading configurations: DESIGN.md §7's example, defaults, includes, and
+// each schema error with its file, line and column.
+
+#include "config/parser.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+
+using namespace std::chrono_literals;
+using namespace weft::config;
+
+namespace {
+
+const Environment kEnv = [](std::string_view name) -> std::optional<std::string> {
+    if (name == "APP") return std::string("/usr/share/app");
+    return std::nullopt;
+};
+
+Config load(std::string_view text) {
+    ConfigError error;
+    auto config = load_text(text, "test.conf", kEnv, error);
+    INFO(error.text());
+    REQUIRE(config);
+    return *config;
+}
+
+std::string failure(std::string_view text) {
+    ConfigError error;
+    REQUIRE_FALSE(load_text(text, "test.conf", kEnv, error));
+    return error.text();
+}
+
+// A scratch directory for include tests.
+struct Files {
+    std::string dir;
+    Files() {
+        char templ[] = "/tmp/weft-config-XXXXXX";
+        dir = mkdtemp(templ);
+    }
+    std::string write(const std::string& name, const std::string& text) {
+        const std::string path = dir + "/" + name;
+        std::ofstream(path) << text;
+        return path;
+    }
+    ~Files() { REQUIRE(system(("rm -rf " + dir).c_str()) == 0); }
+};
+
+} // namespace
+
+TEST_CASE("DESIGN.md's example loads with every value in place", "[config]") {
+    const Config c = load(R"(# comments start with '#'
+threads = 2
+keep_alive_timeout = 15s
+request_timeout = 10s
+max_request_body = 16M
+access_log = off
+error_log = stderr
+io_backend = epoll
+
+listener 127.0.0.1:8080
+listener unix:/run/weft.sock
+
+upstream php {
+    server = unix:/run/php/php8.2-fpm.sock
+    server = 127.0.0.1:9000
+    keepalive = 8
+    max_conns = 4
+    connect_timeout = 2s
+    read_timeout = 60s
+}
+
+site {
+    root = /var/www/html
+    response /hello {
+        status = 200
+        content_type = text/plain
+        body = Hello, World!
+    }
+    redirect /old {
+        to = /new
+        status = 301
+    }
+    files /static {
+        root = /srv/www
+        index = index.html
+        listing = off
+        precompressed = on
+        cache_control = public, max-age=3600
+        deny = /private
+    }
+    fastcgi / {
+        upstream = php
+        root = ${APP}
+        extensions = .php
+        index = index.php
+        static = on
+        fallback = /index.php
+        deny = /data /conf
+        params {
+            APP_ENV = production
+        }
+    }
+}
+)");
+    CHECK(c.threads == 2);
+    CHECK(c.keep_alive_timeout == 15s);
+    CHECK(c.max_request_body == 16u << 20);
+    REQUIRE(c.listeners.size() == 2);
+    CHECK(c.listeners[1].to_string() == "unix:/run/weft.sock");
+    REQUIRE(c.upstreams.size() == 1);
+    CHECK(c.upstreams[0].name == "php");
+    CHECK(c.upstreams[0].servers.size() == 2);
+    CHECK(c.upstreams[0].max_conns == 4);
+    CHECK(c.upstreams[0].read_timeout == 60s);
+    REQUIRE(c.sites.size() == 1);
+    const Site& site = c.sites[0];
+    CHECK(site.root == "/var/www/html");
+    REQUIRE(site.handlers.size() == 4);
+    const auto& response = std::get<ResponseHandler>(site.handlers[0]);
+    CHECK((response.prefix == "/hello" && response.body == "Hello, World!"));
+    CHECK(std::get<RedirectHandler>(site.handlers[1]).to == "/new");
+    const auto& files = std::get<FilesHandler>(site.handlers[2]);
+    CHECK((files.root == "/srv/www" && files.precompressed && !files.listing));
+    CHECK(files.cache_control == "public, max-age=3600");
+    CHECK(files.deny == std::vector<std::string>{"/private"});
+    const auto& php = std::get<FastcgiHandler>(site.handlers[3]);
+    CHECK((php.upstream == "php" && php.root == "/usr/share/app"));
+    CHECK(php.deny == std::vector<std::string>{"/data", "/conf"});
+    CHECK(php.params ==
+          std::vector<std::pair<std::string, std::string>>{{"APP_ENV", "production"}});
+}
+
+TEST_CASE("an empty configuration is the defaults, on 127.0.0.1:8080", "[config]") {
+    const Config c = load("");
+    CHECK(c.threads == 0);
+    CHECK(c.keep_alive_timeout == 15s);
+    CHECK(c.request_timeout == 10s);
+    CHECK(c.max_request_body == 16u << 20);
+    CHECK(c.access_log == "off");
+    REQUIRE(c.listeners.size() == 1);
+    CHECK(c.listeners[0].to_string() == "127.0.0.1:8080");
+    CHECK(c.sites.empty());
+}
+
+TEST_CASE("schema errors name file, line, column and what was expected", "[config]") {
+    CHECK(failure("keepalive_timeout = 5s\n") ==
+          "test.conf:1:1: unknown key 'keepalive_timeout' in the top level (did you mean "
+          "'keep_alive_timeout'?)");
+    CHECK(failure("colour = red\n") == "test.conf:1:1: unknown key 'colour' in the top level");
+    CHECK(failure("threads = 1\nthreads = 2\n") ==
+          "test.conf:2:1: 'threads' is set twice in the top level (first on line 1)");
+    CHECK(failure("threads 4\n") == "test.conf:1:9: expected '=' after 'threads'");
+    CHECK(failure("threads = many\n") ==
+          "test.conf:1:11: expected a number from 0 to 1024, not 'many'");
+    CHECK(failure("request_timeout = soon\n") ==
+          "test.conf:1:19: expected a duration such as 250ms, 15s, 2m or 1h, not 'soon'");
+    CHECK(failure("max_request_body = 16X\n") ==
+          "test.conf:1:20: expected a size such as 512, 16K, 1M or 1G, not '16X'");
+    CHECK(failure("listener = *:80\n") == "test.conf:1:1: write 'listener ADDRESS', without '='");
+    CHECK(failure("listener localhost:80\n") ==
+          "test.conf:1:10: bad IPv4 address 'localhost' (numeric, or * for any)");
+    CHECK(failure("io_backend = uring\n") ==
+          "test.conf:1:14: io_backend = uring needs a weft built with liburing");
+    CHECK(failure("server {\n}\n") ==
+          "test.conf:1:1: unknown section 'server' in the top level (expected upstream or site)");
+    CHECK(failure("site {\n  files static {\n  }\n}\n") ==
+          "test.conf:2:9: expected a path prefix starting with '/', after 'files'");
+    CHECK(failure("site {\n  files /s {\n    listing = maybe\n  }\n}\n") ==
+          "test.conf:3:15: expected on or off (or true/false, yes/no), not 'maybe'");
+    CHECK(failure("site {\n  proxy / {\n  }\n}\n") ==
+          "test.conf:2:3: unknown section 'proxy' in a site (expected response, redirect, files "
+          "or fastcgi)");
+    CHECK(failure("upstream php {\n}\n") == "test.conf:1:1: upstream php needs a 'server'");
+    CHECK(failure("upstream a {\n server = 127.0.0.1:9000\n}\nupstream a {\n}\n") ==
+          "test.conf:4:10: upstream 'a' is defined twice");
+    CHECK(failure("site {\n  fastcgi / {\n  }\n}\n") ==
+          "test.conf:2:3: fastcgi / needs 'upstream' or 'pass', one of them");
+    CHECK(failure("site {\n  fastcgi / {\n    upstream = nope\n  }\n}\n") ==
+          "test.conf:3:16: no upstream named 'nope'");
+    CHECK(failure("site {\n  redirect /old {\n  }\n}\n") ==
+          "test.conf:2:3: redirect /old needs 'to'");
+    CHECK(failure("site {\n  redirect /a {\n    to = /b\n    status = 200\n  }\n}\n") ==
+          "test.conf:4:14: expected a redirect status (301, 302, 303, 307 or 308), not '200'");
+    CHECK(failure("site {\n") == "test.conf:1:1: section 'site' is not closed: a '}' is missing");
+    CHECK(failure("root = ${NOPE}\n") ==
+          "test.conf:1:8: environment variable NOPE is not set (write ${NOPE:-default} to give "
+          "a default)");
+}
+
+TEST_CASE("includes are relative to the including file; cycles and missing files are errors",
+          "[config]") {
+    Files files;
+    REQUIRE(system(("mkdir -p " + files.dir + "/sites").c_str()) == 0);
+    files.write("sites/app.conf", "site {\n    include handlers.conf\n}\n");
+    files.write("sites/handlers.conf", "response /ping {\n    body = pong\n}\n");
+    const std::string main = files.write("weft.conf", "threads = 1\ninclude sites/app.conf\n");
+    ConfigError error;
+    auto config = load_file(main, kEnv, error);
+    INFO(error.text());
+    REQUIRE(config);
+    REQUIRE(config->sites.size() == 1);
+    CHECK(std::get<ResponseHandler>(config->sites[0].handlers[0]).body == "pong");
+
+    files.write("a.conf", "include b.conf\n");
+    files.write("b.conf", "\ninclude a.conf\n");
+    REQUIRE_FALSE(load_file(files.dir + "/a.conf", kEnv, error));
+    CHECK(error.text() ==
+          files.dir + "/b.conf:2:9: include cycle: " + files.dir + "/a.conf is already being read");
+
+    files.write("c.conf", "include missing.conf\n");
+    REQUIRE_FALSE(load_file(files.dir + "/c.conf", kEnv, error));
+    CHECK(error.text() == files.dir + "/c.conf:1:9: cannot read " + files.dir +
+                              "/missing.conf: No such file or directory");
+
+    files.write("f.conf", "include /dev/zero\n");
+    REQUIRE_FALSE(load_file(files.dir + "/f.conf", kEnv, error));
+    CHECK(error.text() == files.dir + "/f.conf:1:9: cannot read /dev/zero: Invalid argument");
+
+    files.write("d.conf", "site {\n  files /x {\n    listing = sometimes\n  }\n}\n");
+    files.write("e.conf", "include d.conf\n");
+    REQUIRE_FALSE(load_file(files.dir + "/e.conf", kEnv, error));
+    CHECK(error.text() == files.dir + "/d.conf:3:15: expected on or off (or true/false, yes/no), "
+                                      "not 'sometimes'");
+}
