@@ -175,6 +175,8 @@ TEST_CASE("schema errors name file, line, column and what was expected", "[confi
           "test.conf:2:3: unknown section 'proxy' in a site (expected response, redirect, files "
           "or fastcgi)");
     CHECK(failure("upstream php {\n}\n") == "test.conf:1:1: upstream php needs a 'server'");
+    CHECK(failure("site {\n  files / {\n    params {\n    }\n  }\n}\n") ==
+          "test.conf:3:5: unknown section 'params' in a files handler: it has no sections");
     CHECK(failure("upstream a {\n server = 127.0.0.1:9000\n}\nupstream a {\n}\n") ==
           "test.conf:4:10: upstream 'a' is defined twice");
     CHECK(failure("site {\n  fastcgi / {\n  }\n}\n") ==

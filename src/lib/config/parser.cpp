@@ -158,8 +158,9 @@ bool Parser::block(T& target, const Key<T> (&keys)[N], const char* where,
             if (section && section(*this, target, *at)) continue;
             if (!error_.message.empty()) return false; // its own error
             return fail(*at, s.key_column,
-                        "unknown section '" + s.key + "' in " + where + " (expected " + sections +
-                            ")");
+                        "unknown section '" + s.key + "' in " + where +
+                            (sections ? std::string(" (expected ") + sections + ")"
+                                      : std::string(": it has no sections")));
         }
         const Key<T>* key = nullptr;
         for (const Key<T>& k : keys)
@@ -358,16 +359,16 @@ bool handler(Parser& p, Site& site, const Located& open, const Key<H> (&keys)[N]
 bool site_section(Parser& p, Site& site, const Located& open) {
     const std::string& kind = open.s.key;
     if (kind == "response")
-        return handler(p, site, open, kResponseKeys, "a response handler", nullptr, "none");
+        return handler(p, site, open, kResponseKeys, "a response handler", nullptr, nullptr);
     if (kind == "redirect") {
-        if (!handler(p, site, open, kRedirectKeys, "a redirect handler", nullptr, "none"))
+        if (!handler(p, site, open, kRedirectKeys, "a redirect handler", nullptr, nullptr))
             return false;
         if (std::get<RedirectHandler>(site.handlers.back()).to.empty())
             return p.fail(open, open.s.key_column, "redirect " + open.s.argument + " needs 'to'");
         return true;
     }
     if (kind == "files")
-        return handler(p, site, open, kFilesKeys, "a files handler", nullptr, "none");
+        return handler(p, site, open, kFilesKeys, "a files handler", nullptr, nullptr);
     if (kind == "fastcgi") {
         if (!handler(p, site, open, kFastcgiKeys, "a fastcgi handler", params_block, "params"))
             return false;
@@ -440,7 +441,7 @@ bool top_section(Parser& p, Config& c, const Located& open) {
             if (other.name == u.name)
                 return p.fail(open, open.s.value_column,
                               "upstream '" + u.name + "' is defined twice");
-        if (!p.block(u, kUpstreamKeys, "an upstream", nullptr, "none")) return false;
+        if (!p.block(u, kUpstreamKeys, "an upstream", nullptr, nullptr)) return false;
         if (u.servers.empty())
             return p.fail(open, open.s.key_column, "upstream " + u.name + " needs a 'server'");
         c.upstreams.push_back(std::move(u));
