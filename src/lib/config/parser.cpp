@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -101,14 +102,13 @@ public:
         return true;
     }
     bool number(const Located& at, unsigned& out, unsigned low, unsigned high) {
-        std::string message;
-        const auto v = parse_size(at.s.value, message); // digits only below
-        bool digits = !at.s.value.empty();
-        for (char c : at.s.value) digits = digits && c >= '0' && c <= '9';
-        if (!digits || !v || *v < low || *v > high)
+        const std::string& text = at.s.value;
+        unsigned value = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec != std::errc{} || end != text.data() + text.size() || value < low || value > high)
             return fail_value(at, "expected a number from " + std::to_string(low) + " to " +
-                                      std::to_string(high) + ", not '" + at.s.value + "'");
-        out = static_cast<unsigned>(*v);
+                                      std::to_string(high) + ", not '" + text + "'");
+        out = value;
         return true;
     }
     bool text(const Located& at, std::string& out) {
@@ -200,6 +200,13 @@ bool assignment(Parser& p, const Located& at) {
     return p.fail(at, at.s.value_column, "expected '=' after '" + at.s.key + "'");
 }
 
+// The common key: `key = value`, parsed by one of Parser's typed readers into
+// one member.
+template <class T, auto Member, auto Read>
+bool field(Parser& p, T& target, const Located& at) {
+    return assignment<T>(p, at) && (p.*Read)(at, target.*Member);
+}
+
 const Key<Upstream> kUpstreamKeys[] = {
     {"server",
      [](Parser& p, Upstream& u, const Located& at) {
@@ -214,14 +221,8 @@ const Key<Upstream> kUpstreamKeys[] = {
      [](Parser& p, Upstream& u, const Located& at) {
          return assignment<Upstream>(p, at) && p.number(at, u.max_conns, 1, 65535);
      }},
-    {"connect_timeout",
-     [](Parser& p, Upstream& u, const Located& at) {
-         return assignment<Upstream>(p, at) && p.duration(at, u.connect_timeout);
-     }},
-    {"read_timeout",
-     [](Parser& p, Upstream& u, const Located& at) {
-         return assignment<Upstream>(p, at) && p.duration(at, u.read_timeout);
-     }},
+    {"connect_timeout", field<Upstream, &Upstream::connect_timeout, &Parser::duration>},
+    {"read_timeout", field<Upstream, &Upstream::read_timeout, &Parser::duration>},
 };
 
 const Key<ResponseHandler> kResponseKeys[] = {
@@ -232,21 +233,12 @@ const Key<ResponseHandler> kResponseKeys[] = {
          h.status = static_cast<int>(status);
          return true;
      }},
-    {"content_type",
-     [](Parser& p, ResponseHandler& h, const Located& at) {
-         return assignment<ResponseHandler>(p, at) && p.text(at, h.content_type);
-     }},
-    {"body",
-     [](Parser& p, ResponseHandler& h, const Located& at) {
-         return assignment<ResponseHandler>(p, at) && p.text(at, h.body);
-     }},
+    {"content_type", field<ResponseHandler, &ResponseHandler::content_type, &Parser::text>},
+    {"body", field<ResponseHandler, &ResponseHandler::body, &Parser::text>},
 };
 
 const Key<RedirectHandler> kRedirectKeys[] = {
-    {"to",
-     [](Parser& p, RedirectHandler& h, const Located& at) {
-         return assignment<RedirectHandler>(p, at) && p.text(at, h.to);
-     }},
+    {"to", field<RedirectHandler, &RedirectHandler::to, &Parser::text>},
     {"status",
      [](Parser& p, RedirectHandler& h, const Located& at) {
          if (!assignment<RedirectHandler>(p, at)) return false;
@@ -261,30 +253,12 @@ const Key<RedirectHandler> kRedirectKeys[] = {
 };
 
 const Key<FilesHandler> kFilesKeys[] = {
-    {"root",
-     [](Parser& p, FilesHandler& h, const Located& at) {
-         return assignment<FilesHandler>(p, at) && p.text(at, h.root);
-     }},
-    {"index",
-     [](Parser& p, FilesHandler& h, const Located& at) {
-         return assignment<FilesHandler>(p, at) && p.text(at, h.index);
-     }},
-    {"listing",
-     [](Parser& p, FilesHandler& h, const Located& at) {
-         return assignment<FilesHandler>(p, at) && p.boolean(at, h.listing);
-     }},
-    {"precompressed",
-     [](Parser& p, FilesHandler& h, const Located& at) {
-         return assignment<FilesHandler>(p, at) && p.boolean(at, h.precompressed);
-     }},
-    {"cache_control",
-     [](Parser& p, FilesHandler& h, const Located& at) {
-         return assignment<FilesHandler>(p, at) && p.text(at, h.cache_control);
-     }},
-    {"deny",
-     [](Parser& p, FilesHandler& h, const Located& at) {
-         return assignment<FilesHandler>(p, at) && p.words(at, h.deny);
-     }},
+    {"root", field<FilesHandler, &FilesHandler::root, &Parser::text>},
+    {"index", field<FilesHandler, &FilesHandler::index, &Parser::text>},
+    {"listing", field<FilesHandler, &FilesHandler::listing, &Parser::boolean>},
+    {"precompressed", field<FilesHandler, &FilesHandler::precompressed, &Parser::boolean>},
+    {"cache_control", field<FilesHandler, &FilesHandler::cache_control, &Parser::text>},
+    {"deny", field<FilesHandler, &FilesHandler::deny, &Parser::words>},
 };
 
 const Key<FastcgiHandler> kFastcgiKeys[] = {
@@ -298,30 +272,12 @@ const Key<FastcgiHandler> kFastcgiKeys[] = {
      [](Parser& p, FastcgiHandler& h, const Located& at) {
          return assignment<FastcgiHandler>(p, at) && p.address(at, at.s.value, h.pass);
      }},
-    {"root",
-     [](Parser& p, FastcgiHandler& h, const Located& at) {
-         return assignment<FastcgiHandler>(p, at) && p.text(at, h.root);
-     }},
-    {"extensions",
-     [](Parser& p, FastcgiHandler& h, const Located& at) {
-         return assignment<FastcgiHandler>(p, at) && p.words(at, h.extensions);
-     }},
-    {"index",
-     [](Parser& p, FastcgiHandler& h, const Located& at) {
-         return assignment<FastcgiHandler>(p, at) && p.text(at, h.index);
-     }},
-    {"static",
-     [](Parser& p, FastcgiHandler& h, const Located& at) {
-         return assignment<FastcgiHandler>(p, at) && p.boolean(at, h.static_files);
-     }},
-    {"fallback",
-     [](Parser& p, FastcgiHandler& h, const Located& at) {
-         return assignment<FastcgiHandler>(p, at) && p.text(at, h.fallback);
-     }},
-    {"deny",
-     [](Parser& p, FastcgiHandler& h, const Located& at) {
-         return assignment<FastcgiHandler>(p, at) && p.words(at, h.deny);
-     }},
+    {"root", field<FastcgiHandler, &FastcgiHandler::root, &Parser::text>},
+    {"extensions", field<FastcgiHandler, &FastcgiHandler::extensions, &Parser::words>},
+    {"index", field<FastcgiHandler, &FastcgiHandler::index, &Parser::text>},
+    {"static", field<FastcgiHandler, &FastcgiHandler::static_files, &Parser::boolean>},
+    {"fallback", field<FastcgiHandler, &FastcgiHandler::fallback, &Parser::text>},
+    {"deny", field<FastcgiHandler, &FastcgiHandler::deny, &Parser::words>},
 };
 
 // params { NAME = value ... }: any name, once each.
@@ -383,10 +339,8 @@ bool site_section(Parser& p, Site& site, const Located& open) {
 }
 
 const Key<Site> kSiteKeys[] = {
-    {"host", [](Parser& p, Site& s,
-                const Located& at) { return assignment<Site>(p, at) && p.words(at, s.hosts); }},
-    {"root", [](Parser& p, Site& s,
-                const Located& at) { return assignment<Site>(p, at) && p.text(at, s.root); }},
+    {"host", field<Site, &Site::hosts, &Parser::words>},
+    {"root", field<Site, &Site::root, &Parser::text>},
 };
 
 const Key<Config> kTopKeys[] = {
@@ -394,26 +348,11 @@ const Key<Config> kTopKeys[] = {
      [](Parser& p, Config& c, const Located& at) {
          return assignment<Config>(p, at) && p.number(at, c.threads, 0, 1024);
      }},
-    {"keep_alive_timeout",
-     [](Parser& p, Config& c, const Located& at) {
-         return assignment<Config>(p, at) && p.duration(at, c.keep_alive_timeout);
-     }},
-    {"request_timeout",
-     [](Parser& p, Config& c, const Located& at) {
-         return assignment<Config>(p, at) && p.duration(at, c.request_timeout);
-     }},
-    {"max_request_body",
-     [](Parser& p, Config& c, const Located& at) {
-         return assignment<Config>(p, at) && p.size(at, c.max_request_body);
-     }},
-    {"access_log",
-     [](Parser& p, Config& c, const Located& at) {
-         return assignment<Config>(p, at) && p.text(at, c.access_log);
-     }},
-    {"error_log",
-     [](Parser& p, Config& c, const Located& at) {
-         return assignment<Config>(p, at) && p.text(at, c.error_log);
-     }},
+    {"keep_alive_timeout", field<Config, &Config::keep_alive_timeout, &Parser::duration>},
+    {"request_timeout", field<Config, &Config::request_timeout, &Parser::duration>},
+    {"max_request_body", field<Config, &Config::max_request_body, &Parser::size>},
+    {"access_log", field<Config, &Config::access_log, &Parser::text>},
+    {"error_log", field<Config, &Config::error_log, &Parser::text>},
     {"io_backend",
      [](Parser& p, Config& c, const Located& at) {
          if (!assignment<Config>(p, at)) return false;
