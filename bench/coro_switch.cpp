@@ -88,16 +88,6 @@ double swapcontext_round_trip(long iterations) {
     return ns;
 }
 
-long parse_count(const char* text, const char* flag) {
-    char* end = nullptr;
-    const long n = std::strtol(text, &end, 10);
-    if (end == text || *end != '\0' || n <= 0) {
-        std::fprintf(stderr, "coro_switch: %s wants a positive number, not '%s'\n", flag, text);
-        std::exit(2);
-    }
-    return n;
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -105,9 +95,9 @@ int main(int argc, char** argv) {
     long runs = 7;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
-            iterations = parse_count(argv[++i], "--iterations");
+            iterations = bench::positive(argv[++i], "--iterations");
         } else if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
-            runs = parse_count(argv[++i], "--runs");
+            runs = bench::positive(argv[++i], "--runs");
         } else {
             std::fprintf(stderr, "usage: coro_switch [--iterations N] [--runs R]\n");
             return 2;

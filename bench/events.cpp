@@ -109,16 +109,6 @@ double channel_run(long n) {
     return ns;
 }
 
-long parse(const char* text) {
-    char* end = nullptr;
-    const long n = std::strtol(text, &end, 10);
-    if (end == text || *end || n <= 0) {
-        std::fprintf(stderr, "events: expected a positive number, not '%s'\n", text);
-        std::exit(2);
-    }
-    return n;
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -130,9 +120,9 @@ int main(int argc, char** argv) {
             return 2;
         }
         if (std::strcmp(argv[i], "--iterations") == 0) {
-            iterations = parse(argv[i + 1]);
+            iterations = bench::positive(argv[i + 1], "--iterations");
         } else if (std::strcmp(argv[i], "--runs") == 0) {
-            runs = parse(argv[i + 1]);
+            runs = bench::positive(argv[i + 1], "--runs");
         } else {
             std::fprintf(stderr, "usage: events [--iterations N] [--runs R]\n");
             return 2;

@@ -79,28 +79,20 @@ public:
                bool (*section)(Parser&, std::type_identity_t<T>&, const Located&),
                const char* sections);
 
-    // Typed values.
-    bool duration(const Located& at, milliseconds& out) {
+    // Typed values: each parses with its values.hpp parser, whose message
+    // becomes the error at the value's column.
+    template <class V, class Out>
+    bool typed(const Located& at, Out& out,
+               std::optional<V> (*parse)(std::string_view, std::string&)) {
         std::string message;
-        const auto v = parse_duration(at.s.value, message);
+        const std::optional<V> v = parse(at.s.value, message);
         if (!v) return fail_value(at, message);
         out = *v;
         return true;
     }
-    bool size(const Located& at, std::uint64_t& out) {
-        std::string message;
-        const auto v = parse_size(at.s.value, message);
-        if (!v) return fail_value(at, message);
-        out = *v;
-        return true;
-    }
-    bool boolean(const Located& at, bool& out) {
-        std::string message;
-        const auto v = parse_bool(at.s.value, message);
-        if (!v) return fail_value(at, message);
-        out = *v;
-        return true;
-    }
+    bool duration(const Located& at, milliseconds& out) { return typed(at, out, parse_duration); }
+    bool size(const Located& at, std::uint64_t& out) { return typed(at, out, parse_size); }
+    bool boolean(const Located& at, bool& out) { return typed(at, out, parse_bool); }
     bool number(const Located& at, unsigned& out, unsigned low, unsigned high) {
         const std::string& text = at.s.value;
         unsigned value = 0;
