@@ -1,7 +1,9 @@
 #pragma once
 // TimerEvent: fires `ms` after it is started (one-shot: then completes, and
 // late subscribers get it at once), or every `ms` while started (periodic:
-// each tick notifies with the tick's number, from 1).
+// each tick notifies with the tick's number, from 1; a tick that comes while
+// nobody is subscribed is still counted, so the next number says how many
+// passed).
 
 #include "event/event.hpp"
 #include "loop/loop.hpp"
