@@ -1,0 +1,96 @@
+#pragma once
+// One request and its response, as a handler sees them.
+//
+// A response is a head, then a body. The handler sets the status and its own
+// header fields; the Exchange adds Date, Server, Content-Length (or
+// Transfer-Encoding: chunked) and Connection. Sending:
+//   send(body)            head + a body in memory, in one send when it fits;
+//   send_file(fd, o, n)   head, then n bytes of a file by sendfile;
+//   send_error(status)    a short text/plain error page;
+//   begin(length) + write()/write_file() ... for bodies in pieces (multipart
+//                         ranges, proxied bodies): length known or
+//                         kUnknownLength (chunked in HTTP/1.1, else the
+//                         connection closes after the body), then finish().
+// For HEAD the head is sent with the length the body would have had, and the
+// body calls do nothing.
+//
+// Every call returns 0 or -errno; after an error the connection is closed
+// and later calls fail at once, so a handler may ignore the results.
+
+#include "http/request.hpp"
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace weft::http {
+
+class Connection;
+
+inline constexpr std::uint64_t kUnknownLength = ~std::uint64_t{0};
+
+class Exchange {
+public:
+    Exchange(Connection& connection, const Request& request, std::string_view path)
+        : connection_(connection), request_(request), path_(path) {}
+    Exchange(const Exchange&) = delete;
+    Exchange& operator=(const Exchange&) = delete;
+
+    const Request& request() const { return request_; }
+    // The request's path, percent-decoded and normalised (http/path.hpp).
+    std::string_view path() const { return path_; }
+    bool is_head() const { return request_.method == Method::head; }
+
+    // --- the response head ---
+    void status(int code) { status_ = code; }
+    int status() const { return status_; }
+    // Appends a field; name and value must not hold CR or LF (asserted).
+    void header(std::string_view name, std::string_view value);
+    // Closes the connection after this response.
+    void close_after() { close_after_ = true; }
+
+    // --- sending ---
+    int send(std::string_view body);
+    int send_file(int fd, off_t offset, std::uint64_t length);
+    int send_error(int status);
+    int begin(std::uint64_t length);
+    int write(std::string_view bytes);
+    int write_file(int fd, off_t offset, std::uint64_t length);
+    int finish();
+
+    // --- the request body (de-chunked; max_request_body enforced: 413) ---
+    // Some bytes, 0 at its end, or -errno. Sends 100 Continue first when the
+    // client asked for it.
+    ssize_t read_body(void* buffer, std::size_t n);
+
+    // Whether the head has gone out, and whether the response is complete.
+    bool responded() const { return state_ != State::fresh; }
+    bool finished() const { return state_ == State::finished; }
+    bool closing() const { return close_after_; }
+
+    Connection& connection() { return connection_; }
+
+private:
+    friend class Connection;
+    enum class State : std::uint8_t { fresh, streaming, finished, failed };
+
+    int send_head(std::uint64_t length, std::string_view body);
+    int fail(int error);
+
+    Connection& connection_;
+    const Request& request_;
+    std::string_view path_;
+    int status_ = 200;
+    State state_ = State::fresh;
+    bool close_after_ = false;
+    bool chunked_ = false;     // the body goes out in chunks
+    std::uint64_t length_ = 0; // announced body length, or kUnknownLength
+    std::uint64_t sent_ = 0;   // body bytes written so far
+    static constexpr std::size_t kHeadCapacity = 4096;
+    std::size_t head_size_ = 0; // handler fields collected in head_
+    char head_[kHeadCapacity];
+};
+
+} // namespace weft::http

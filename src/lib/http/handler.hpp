@@ -1,0 +1,32 @@
+#pragma once
+// What the router hands a request to: one object per configured handler
+// (response, redirect, files, fastcgi), built at start-up from the config and
+// shared by every loop, so serve() must not change it (per-loop state goes in
+// thread_local storage).
+
+#include <string>
+#include <utility>
+
+namespace weft::http {
+
+class Exchange;
+
+class Handler {
+public:
+    explicit Handler(std::string prefix) : prefix_(std::move(prefix)) {}
+    virtual ~Handler() = default;
+    Handler(const Handler&) = delete;
+    Handler& operator=(const Handler&) = delete;
+
+    // Answers the request, in the connection's coroutine: it may wait on I/O.
+    // A handler that returns without responding gets a 500 sent for it.
+    virtual void serve(Exchange& exchange) const = 0;
+
+    // The path prefix it serves (a normalised path; "/" serves everything).
+    const std::string& prefix() const { return prefix_; }
+
+private:
+    std::string prefix_;
+};
+
+} // namespace weft::http

@@ -1,0 +1,98 @@
+#pragma once
+// The request-head parser: strict RFC 9112, incremental, zero-copy.
+//
+// The connection reads into its buffer and calls parse() with everything
+// received so far; parse() resumes its scan where the last call stopped, so
+// a head arriving byte by byte costs linear time. When the head is complete
+// it fills a Request with views into that buffer.
+//
+// Strict where RFC 9112 allows a choice, because a lenient server behind a
+// proxy that parses differently is a request-smuggling hole: a bare CR or a
+// bare LF anywhere in the head, NUL or another control character, obs-fold,
+// whitespace before a field's colon, Content-Length with Transfer-Encoding,
+// an invalid or repeated Content-Length, a Transfer-Encoding other than
+// `chunked`, a missing or repeated Host in HTTP/1.1 — each is an error that
+// closes the connection.
+
+#include "http/request.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace weft::http {
+
+struct ParserLimits {
+    std::size_t max_request_line = 8192; // longer: 414
+    std::size_t max_head = 16384;        // request line + fields + blank line; longer: 431
+};
+
+enum class ParseStatus : std::uint8_t { incomplete, done, error };
+
+class RequestParser {
+public:
+    explicit RequestParser(ParserLimits limits = {}) : limits_(limits) {}
+
+    // Parses the head at the start of `data` (everything received so far of
+    // this request, the same bytes at the same address on every call).
+    //   incomplete: more bytes are needed;
+    //   done: `request` is filled and head_size() bytes of `data` are the head;
+    //   error: error_status() is 400, 414, 431, 501 (a transfer coding it does
+    //          not know) or 505 (a version other than HTTP/1.0 and 1.1), and
+    //          error_reason() says why in a few words.
+    ParseStatus parse(std::string_view data, Request& request);
+
+    // Forgets the scan, for the next request.
+    void reset();
+
+    std::size_t head_size() const { return head_size_; }
+    int error_status() const { return error_status_; }
+    std::string_view error_reason() const { return error_reason_; }
+
+private:
+    ParseStatus fail(int status, std::string_view reason);
+
+    ParserLimits limits_;
+    std::size_t scanned_ = 0;  // bytes already checked for the end of the head
+    std::size_t line_end_ = 0; // end of the request line once seen, else 0
+    std::size_t head_size_ = 0;
+    int error_status_ = 0;
+    std::string_view error_reason_;
+};
+
+// The chunked transfer coding (RFC 9112 §7.1), decoded incrementally: call
+// next() with the unconsumed input; it consumes framing and hands back payload
+// pieces as views into that input. Chunk extensions are skipped, trailer
+// fields are checked like header fields and dropped.
+class ChunkedDecoder {
+public:
+    enum class Status : std::uint8_t {
+        data,       // `data` is payload; `consumed` bytes of input are used up
+        incomplete, // every byte of input was consumed (`consumed`); more needed
+        done,       // the last chunk and trailers ended after `consumed` bytes
+        error,      // malformed: a bad size, a bare LF or CR, an over-long line
+    };
+    struct Step {
+        Status status;
+        std::size_t consumed;
+        std::string_view data;
+    };
+
+    // A size line, extension or trailer field longer than this is an error.
+    static constexpr std::size_t kMaxLine = 4096;
+
+    Step next(std::string_view input);
+    void reset();
+    // Payload bytes decoded so far.
+    std::uint64_t decoded() const { return decoded_; }
+
+private:
+    // Private state is the implementation's to choose.
+    std::uint8_t state_ = 0;
+    std::uint64_t remaining_ = 0; // of the current chunk
+    std::uint64_t decoded_ = 0;
+    std::size_t line_length_ = 0;
+    std::uint8_t digits_ = 0;
+};
+
+} // namespace weft::http

@@ -1,0 +1,58 @@
+#pragma once
+// A parsed request head: views into the connection's buffer (zero-copy), valid
+// until the connection moves on to the next request.
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace weft::http {
+
+// Methods the server knows by name; any other token is `other` (501 unless a
+// handler knows it).
+enum class Method : std::uint8_t {
+    other,
+    get,
+    head,
+    post,
+    put,
+    delete_,
+    options,
+    patch,
+    trace,
+    connect
+};
+
+struct Header {
+    std::string_view name;  // as sent; compare case-insensitively
+    std::string_view value; // surrounding whitespace removed
+};
+
+// More header fields than this is 431, like a head over the size limit.
+inline constexpr std::size_t kMaxHeaders = 100;
+
+struct Request {
+    Method method = Method::other;
+    std::string_view method_name;
+    std::string_view target; // the request-target as sent
+    std::string_view path;   // its path, still percent-encoded; "*" for OPTIONS *
+    std::string_view query;  // after the first '?', without it; empty if none
+    std::string_view host;   // the Host field, or the absolute-form target's authority
+    std::uint8_t minor = 1;  // HTTP/1.minor: 0 or 1
+    bool keep_alive = true;  // after this request, by the version's rules and Connection
+    bool expect_continue = false;
+    bool chunked = false;             // Transfer-Encoding: chunked
+    std::uint64_t content_length = 0; // when not chunked
+    std::size_t header_count = 0;
+    Header headers[kMaxHeaders];
+
+    bool has_body() const { return chunked || content_length != 0; }
+    // The first field named `name` (ASCII case-insensitive), or an empty view
+    // with a null data() when there is none.
+    std::string_view header(std::string_view name) const;
+};
+
+// ASCII case-insensitive equality, for field names and tokens.
+bool equals_ignoring_case(std::string_view a, std::string_view b);
+
+} // namespace weft::http
