@@ -202,7 +202,7 @@ TEST_CASE("trailer fields are checked like header fields and dropped", "[http]")
     CHECK(outcome("0\r\nX(y): z\r\n\r\n") == Status::error);
 }
 
-TEST_CASE("lines longer than kMaxLine are errors; the trailer section is bounded", "[http]") {
+TEST_CASE("lines longer than kMaxLine are errors, and the trailer section is bounded", "[http]") {
     const std::size_t max = ChunkedDecoder::kMaxLine;
     const std::string ext = "5;" + std::string(max - 2, 'e');
     CHECK(decode(ext + "\r\nhello\r\n0\r\n\r\n", {}).status == Status::done);

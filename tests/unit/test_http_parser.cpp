@@ -125,7 +125,7 @@ TEST_CASE("a browser's GET: every field of the Request", "[http]") {
     CHECK(inside(r->host, head));
 }
 
-TEST_CASE("a path without a query has an empty query; a bare '?' too", "[http]") {
+TEST_CASE("a path without a query has an empty query, and so has a bare '?'", "[http]") {
     auto r = std::make_unique<Request>();
     const std::string plain = with_host("GET /a/b HTTP/1.1");
     accept(plain, *r);
@@ -140,7 +140,7 @@ TEST_CASE("a path without a query has an empty query; a bare '?' too", "[http]")
     CHECK(r->query == "b?c");
 }
 
-TEST_CASE("methods: the known names, case-sensitive; any other token is `other`", "[http]") {
+TEST_CASE("methods: the known names, case-sensitive, and any other token is `other`", "[http]") {
     const std::pair<const char*, Method> known[] = {
         {"GET", Method::get},        {"HEAD", Method::head},
         {"POST", Method::post},      {"PUT", Method::put},
@@ -250,7 +250,7 @@ TEST_CASE("target bytes: no controls, DEL or bytes above 0x7F", "[http]") {
     CHECK(r->path == "/!$&'()*+,;=:@-._~%41[]{}|^`\\\"<>#");
 }
 
-TEST_CASE("versions: 1.1 and 1.0 parse; other well-formed ones are 505; the rest 400", "[http]") {
+TEST_CASE("versions: 1.1 and 1.0 parse, other well-formed ones are 505, the rest 400", "[http]") {
     auto r = std::make_unique<Request>();
     const std::string one_zero = "GET / HTTP/1.0\r\n\r\n";
     accept(one_zero, *r);
@@ -296,7 +296,7 @@ TEST_CASE("Connection: close and keep-alive by version, as a case-insensitive li
     }
 }
 
-TEST_CASE("Expect: 100-continue in HTTP/1.1 only; other expectations are ignored", "[http]") {
+TEST_CASE("Expect: 100-continue in HTTP/1.1 only, other expectations are ignored", "[http]") {
     auto r = std::make_unique<Request>();
     const std::string yes = with_field("Expect: 100-Continue");
     accept(yes, *r);
@@ -402,7 +402,7 @@ TEST_CASE("Content-Length: 1*DIGIT once, up to 2^64-1", "[http]") {
     CHECK(refusal(with_field("Content-Length: 5\r\ncontent-length: 6")) == 400);
 }
 
-TEST_CASE("Transfer-Encoding: exactly chunked; other codings are 501; with CL 400", "[http]") {
+TEST_CASE("Transfer-Encoding: exactly chunked, other codings are 501, with CL 400", "[http]") {
     auto r = std::make_unique<Request>();
     for (const char* value : {"chunked", "Chunked", "CHUNKED", "  chunked\t"}) {
         const std::string head =
@@ -526,7 +526,8 @@ TEST_CASE("a bad request line is refused before the fields arrive", "[http]") {
     }
 }
 
-TEST_CASE("pipelined heads: head_size is exactly the first; reset() parses the next", "[http]") {
+TEST_CASE("pipelined heads: head_size is exactly the first, and reset() parses the next",
+          "[http]") {
     const std::string first = "GET /one HTTP/1.1\r\nHost: h\r\n\r\n";
     const std::string second = "OPTIONS * HTTP/1.0\r\n\r\n";
     const std::string both = first + second;
