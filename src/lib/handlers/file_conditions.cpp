@@ -1,0 +1,124 @@
+#include "handlers/file_conditions.hpp"
+
+#include "http/date.hpp"
+
+#include <charconv>
+#include <cstdint>
+
+namespace weft::handlers {
+namespace {
+
+char* append_hex(char* out, std::uint64_t n) {
+    return std::to_chars(out, out + 16, n, 16).ptr;
+}
+
+bool is_space(char c) {
+    return c == ' ' || c == '\t';
+}
+
+} // namespace
+
+std::size_t format_etag(const struct stat& st, char* out) {
+    const std::uint64_t mtime_ns = static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000000000u +
+                                   static_cast<std::uint64_t>(st.st_mtim.tv_nsec);
+    char* p = out;
+    *p++ = '"';
+    p = append_hex(p, static_cast<std::uint64_t>(st.st_ino));
+    *p++ = '-';
+    p = append_hex(p, static_cast<std::uint64_t>(st.st_size));
+    *p++ = '-';
+    p = append_hex(p, mtime_ns);
+    *p++ = '"';
+    return static_cast<std::size_t>(p - out);
+}
+
+Conditions read_conditions(const http::Request& request) {
+    using http::equals_ignoring_case;
+    Conditions c;
+    // By length first: most fields of a request are none of these, and are
+    // passed over with one comparison.
+    for (std::size_t i = 0; i < request.header_count; ++i) {
+        const http::Header& h = request.headers[i];
+        std::string_view* slot = nullptr;
+        switch (h.name.size()) {
+        case 5:
+            if (equals_ignoring_case(h.name, "Range")) slot = &c.range;
+            break;
+        case 8:
+            if (equals_ignoring_case(h.name, "If-Match"))
+                slot = &c.if_match;
+            else if (equals_ignoring_case(h.name, "If-Range"))
+                slot = &c.if_range;
+            break;
+        case 13:
+            if (equals_ignoring_case(h.name, "If-None-Match")) slot = &c.if_none_match;
+            break;
+        case 15:
+            if (equals_ignoring_case(h.name, "Accept-Encoding")) slot = &c.accept_encoding;
+            break;
+        case 17:
+            if (equals_ignoring_case(h.name, "If-Modified-Since")) slot = &c.if_modified_since;
+            break;
+        case 19:
+            if (equals_ignoring_case(h.name, "If-Unmodified-Since")) slot = &c.if_unmodified_since;
+            break;
+        default:
+            break;
+        }
+        // The first of a repeated field counts, as with Request::header().
+        if (slot && slot->empty()) *slot = h.value;
+    }
+    return c;
+}
+
+bool etag_matches(std::string_view list, std::string_view etag, Comparison comparison) {
+    std::size_t i = 0;
+    while (i < list.size()) {
+        while (i < list.size() && (is_space(list[i]) || list[i] == ',')) ++i;
+        if (i == list.size()) break;
+        if (list[i] == '*') return true;
+        bool weak = false;
+        if (list.compare(i, 2, "W/") == 0) {
+            weak = true;
+            i += 2;
+        }
+        if (i < list.size() && list[i] == '"') {
+            // An opaque-tag is DQUOTE *etagc DQUOTE, and etagc excludes '"'.
+            const std::size_t close = list.find('"', i + 1);
+            if (close == std::string_view::npos) return false;
+            const std::string_view tag = list.substr(i, close + 1 - i);
+            if (tag == etag && (comparison == Comparison::weak || !weak)) return true;
+            i = close + 1;
+        }
+        // Whatever follows up to the next comma is not a tag: skip it.
+        while (i < list.size() && list[i] != ',') ++i;
+    }
+    return false;
+}
+
+Verdict evaluate(const Conditions& c, std::string_view etag, std::time_t modified) {
+    if (!c.if_match.empty()) {
+        if (!etag_matches(c.if_match, etag, Comparison::strong))
+            return Verdict::precondition_failed;
+    } else if (!c.if_unmodified_since.empty()) {
+        const auto date = http::parse_http_date(c.if_unmodified_since);
+        if (date && modified > *date) return Verdict::precondition_failed;
+    }
+    if (!c.if_none_match.empty()) {
+        if (etag_matches(c.if_none_match, etag, Comparison::weak)) return Verdict::not_modified;
+    } else if (!c.if_modified_since.empty()) {
+        const auto date = http::parse_http_date(c.if_modified_since);
+        if (date && modified <= *date) return Verdict::not_modified;
+    }
+    return Verdict::proceed;
+}
+
+bool range_allowed(std::string_view if_range, std::string_view etag, std::time_t modified) {
+    if (if_range.empty()) return true;
+    if (if_range.front() == '"' || if_range.starts_with("W/"))
+        return if_range == etag; // strong: a W/ tag never equals ours
+    const auto date = http::parse_http_date(if_range);
+    return date && *date == modified;
+}
+
+} // namespace weft::handlers
