@@ -57,7 +57,7 @@ Spec resolve(std::string_view spec, std::uint64_t size, ByteRange& out) {
         return Spec::range;
     }
     const std::uint64_t a = number(first);
-    const std::uint64_t b = last.empty() ? size - 1 : number(last);
+    const std::uint64_t b = last.empty() ? kNoNumber - 1 : number(last);
     if (a == kNoNumber || b == kNoNumber || b < a) return Spec::malformed;
     if (a >= size) return Spec::unsatisfiable;
     out = {a, std::min(b, size - 1)};
