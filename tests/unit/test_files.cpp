@@ -361,6 +361,14 @@ TEST_CASE("conditions: the fields are found in one pass, by any case, first one 
     weft::http::Request request;
     const std::pair<std::string_view, std::string_view> fields[] = {
         {"Host", "x"},
+        // Near misses, at each position of the word-wise comparison.
+        {"Rangf", "no"},
+        {"Xccept-Encoding", "no"},
+        {"Accept-Encodinf", "no"},
+        {"If-None-Matcx", "no"},
+        {"If-Modified-Sinc_", "no"},
+        {"If-Unmodified-Sincd", "no"},
+        {"If-Matcg", "no"},
         {"range", "bytes=0-1"},
         {"IF-NONE-MATCH", "\"a\""},
         {"If-Modified-Since", "d1"},
@@ -549,6 +557,33 @@ TEST_CASE("cache: bounded in bytes, the least recently used go first", "[files]"
     CHECK(cache.bytes() <= 3 * entry);
     CHECK(cache.find("/n99", E::identity) != nullptr);
     CHECK(cache.find("/4", E::identity) == nullptr);
+}
+
+TEST_CASE("cache: many entries, erased from the middle of probe runs", "[files]") {
+    FileCache cache(64 << 20);
+    const auto key = [](int i) { return "/f/" + std::to_string(i); };
+    for (int i = 0; i < 2000; ++i) {
+        const Encoding e = i % 3 == 0 ? E::identity : i % 3 == 1 ? E::gzip : E::br;
+        REQUIRE(cache.insert(key(i), e, file_of(std::to_string(i))) != nullptr);
+    }
+    CHECK(cache.size() == 2000);
+    for (int i = 0; i < 2000; i += 2) {
+        const Encoding e = i % 3 == 0 ? E::identity : i % 3 == 1 ? E::gzip : E::br;
+        cache.erase(key(i), e);
+    }
+    CHECK(cache.size() == 1000);
+    for (int i = 0; i < 2000; ++i) {
+        const Encoding e = i % 3 == 0 ? E::identity : i % 3 == 1 ? E::gzip : E::br;
+        const CachedFile* file = cache.find(key(i), e);
+        INFO(i);
+        if (i % 2 == 0) {
+            CHECK(file == nullptr);
+        } else {
+            REQUIRE(file != nullptr);
+            CHECK(file->body == std::to_string(i));
+            CHECK(cache.find(key(i), e == E::br ? E::gzip : E::br) == nullptr);
+        }
+    }
 }
 
 TEST_CASE("cache: a stamp tells versions of a file apart", "[files]") {

@@ -1,11 +1,19 @@
 #include "handlers/file_access.hpp"
 
+#include <cstring>
+
 namespace weft::handlers {
 
 bool has_dot_segment(std::string_view path) {
-    for (std::size_t i = 0; i + 1 < path.size(); ++i)
-        if (path[i] == '/' && path[i + 1] == '.') return true;
-    return !path.empty() && path.front() == '.';
+    // From dot to dot: a path holds few, often one (the extension's).
+    const char* const begin = path.data();
+    const char* const end = begin + path.size();
+    for (const char* p = begin; p < end; ++p) {
+        p = static_cast<const char*>(std::memchr(p, '.', static_cast<std::size_t>(end - p)));
+        if (!p) return false;
+        if (p == begin || p[-1] == '/') return true;
+    }
+    return false;
 }
 
 bool is_beneath(std::string_view path, std::string_view prefix) {

@@ -14,9 +14,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
+#include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 namespace weft::handlers {
 
@@ -29,12 +30,6 @@ struct FileStamp {
     std::int64_t mtime_ns = 0;
     static FileStamp of(const struct stat& st);
     bool operator==(const FileStamp&) const = default;
-};
-
-// An entry's key: a normalised request path and the encoding sent for it.
-struct FileKey {
-    std::string path;
-    Encoding encoding;
 };
 
 // A file's bytes and ready-made validators, or the knowledge that a
@@ -55,10 +50,12 @@ struct CachedFile {
 
 private:
     friend class FileCache;
+    std::string path_; // the key, with encoding_
+    Encoding encoding_ = Encoding::identity;
+    std::uint64_t hash_ = 0;
+    std::size_t cost_ = 0;
     CachedFile* newer_ = nullptr;
     CachedFile* older_ = nullptr;
-    const FileKey* key_ = nullptr; // in the map's node, which does not move
-    std::size_t cost_ = 0;
 };
 
 class FileCache {
@@ -67,7 +64,7 @@ public:
     // body and key: a negative entry is small, but not free.
     static constexpr std::size_t kEntryOverhead = 256;
 
-    explicit FileCache(std::size_t capacity) : capacity_(capacity) {}
+    explicit FileCache(std::size_t capacity);
     FileCache(const FileCache&) = delete;
     FileCache& operator=(const FileCache&) = delete;
 
@@ -80,35 +77,22 @@ public:
     void erase(std::string_view path, Encoding encoding);
 
     std::size_t bytes() const { return bytes_; }
-    std::size_t size() const { return files_.size(); }
+    std::size_t size() const { return count_; }
 
 private:
-    using Key = FileKey;
-    struct KeyView {
-        std::string_view path;
-        Encoding encoding;
-    };
-    struct Hash {
-        using is_transparent = void;
-        std::size_t operator()(const KeyView& k) const;
-        std::size_t operator()(const Key& k) const { return (*this)(KeyView{k.path, k.encoding}); }
-    };
-    struct Equal {
-        using is_transparent = void;
-        template <class A, class B>
-        bool operator()(const A& a, const B& b) const {
-            return a.encoding == b.encoding && std::string_view(a.path) == std::string_view(b.path);
-        }
-    };
-    using Map = std::unordered_map<Key, CachedFile, Hash, Equal>;
-
-    void unlink(CachedFile& file);
-    void link_newest(CachedFile& file);
-    void erase(Map::iterator it);
+    // Open addressing with linear probing, at most half full: a lookup is a
+    // hash of the path, then usually one slot.
+    std::size_t slot_of(std::string_view path, Encoding encoding, std::uint64_t hash) const;
+    void erase_slot(std::size_t slot);
+    void grow();
+    // The recency list, newest to oldest.
+    void unlink(CachedFile* file);
+    void link_newest(CachedFile* file);
 
     std::size_t capacity_;
     std::size_t bytes_ = 0;
-    Map files_;
+    std::size_t count_ = 0;
+    std::vector<std::unique_ptr<CachedFile>> slots_;
     CachedFile* newest_ = nullptr;
     CachedFile* oldest_ = nullptr;
 };

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 
 namespace weft::handlers {
 namespace {
@@ -14,6 +15,29 @@ char* append_hex(char* out, std::uint64_t n) {
 
 bool is_space(char c) {
     return c == ' ' || c == '\t';
+}
+
+// Whether the field name `name` is `lower` (lower-case letters and '-', of
+// the same length) in any case. Field names are tokens, and setting bit 5
+// turns no token character but an upper-case letter into a lower-case
+// letter or '-', so one OR per word compares exactly.
+bool name_is(std::string_view name, std::string_view lower) {
+    constexpr std::uint64_t kCase = 0x2020202020202020u;
+    const std::size_t n = lower.size();
+    if (n < 8) {
+        for (std::size_t i = 0; i < n; ++i)
+            if ((name[i] | 0x20) != lower[i]) return false;
+        return true;
+    }
+    // Whole words, the last one overlapping the one before it.
+    for (std::size_t i = 0;; i += 8) {
+        if (i + 8 > n) i = n - 8;
+        std::uint64_t a, b;
+        std::memcpy(&a, name.data() + i, 8);
+        std::memcpy(&b, lower.data() + i, 8);
+        if ((a | kCase) != b) return false;
+        if (i + 8 == n) return true;
+    }
 }
 
 } // namespace
@@ -33,7 +57,6 @@ std::size_t format_etag(const struct stat& st, char* out) {
 }
 
 Conditions read_conditions(const http::Request& request) {
-    using http::equals_ignoring_case;
     Conditions c;
     // By length first: most fields of a request are none of these, and are
     // passed over with one comparison.
@@ -42,25 +65,25 @@ Conditions read_conditions(const http::Request& request) {
         std::string_view* slot = nullptr;
         switch (h.name.size()) {
         case 5:
-            if (equals_ignoring_case(h.name, "Range")) slot = &c.range;
+            if (name_is(h.name, "range")) slot = &c.range;
             break;
         case 8:
-            if (equals_ignoring_case(h.name, "If-Match"))
+            if (name_is(h.name, "if-match"))
                 slot = &c.if_match;
-            else if (equals_ignoring_case(h.name, "If-Range"))
+            else if (name_is(h.name, "if-range"))
                 slot = &c.if_range;
             break;
         case 13:
-            if (equals_ignoring_case(h.name, "If-None-Match")) slot = &c.if_none_match;
+            if (name_is(h.name, "if-none-match")) slot = &c.if_none_match;
             break;
         case 15:
-            if (equals_ignoring_case(h.name, "Accept-Encoding")) slot = &c.accept_encoding;
+            if (name_is(h.name, "accept-encoding")) slot = &c.accept_encoding;
             break;
         case 17:
-            if (equals_ignoring_case(h.name, "If-Modified-Since")) slot = &c.if_modified_since;
+            if (name_is(h.name, "if-modified-since")) slot = &c.if_modified_since;
             break;
         case 19:
-            if (equals_ignoring_case(h.name, "If-Unmodified-Since")) slot = &c.if_unmodified_since;
+            if (name_is(h.name, "if-unmodified-since")) slot = &c.if_unmodified_since;
             break;
         default:
             break;

@@ -196,6 +196,7 @@ public:
 private:
     bool fresh(CachedFile& file, Encoding encoding);
     bool serve_twin(Encoding encoding);
+    void remember_missing_twins();
     void serve_file();
     void serve_opened(OwnedFd fd, const struct stat& st, Encoding encoding);
     void serve_directory();
@@ -214,6 +215,7 @@ private:
     Conditions conditions_;
     FileCache& cache_;
     FsPath fs_path_;
+    std::uint8_t missing_twins_ = 0; // bits by Encoding: not found on disk
 };
 
 void FileRequest::serve() {
@@ -261,11 +263,18 @@ bool FileRequest::serve_twin(Encoding encoding) {
         serve_opened(std::move(fd), st, encoding);
         return true;
     }
-    CachedFile absent;
-    absent.absent = true;
-    absent.checked_ms = now_ms();
-    cache_.insert(path_, encoding, std::move(absent));
+    missing_twins_ |= 1u << static_cast<unsigned>(encoding);
     return false;
+}
+
+void FileRequest::remember_missing_twins() {
+    for (const Encoding encoding : {Encoding::gzip, Encoding::br}) {
+        if (!(missing_twins_ & (1u << static_cast<unsigned>(encoding)))) continue;
+        CachedFile absent;
+        absent.absent = true;
+        absent.checked_ms = now_ms();
+        cache_.insert(path_, encoding, std::move(absent));
+    }
 }
 
 void FileRequest::serve_file() {
@@ -295,6 +304,10 @@ void FileRequest::serve_file() {
 }
 
 void FileRequest::serve_opened(OwnedFd fd, const struct stat& st, Encoding encoding) {
+    // Only now, with a file to answer for, are the missing twins worth
+    // remembering: a client asking for files that do not exist must not
+    // fill the cache.
+    if (encoding == Encoding::identity) remember_missing_twins();
     const auto size = static_cast<std::uint64_t>(st.st_size);
     CachedFile file;
     file.stamp = FileStamp::of(st);
@@ -335,6 +348,14 @@ void FileRequest::serve_directory() {
     std::vector<ListingEntry> entries;
     if (const int error = read_listing(fd.release(), entries); error < 0)
         return answer_open_error(exchange_, -error);
+    if (!settings_.deny.empty()) {
+        std::string child(path_);
+        std::erase_if(entries, [&](const ListingEntry& entry) {
+            child.resize(path_.size());
+            child += entry.name;
+            return settings_.denies(child);
+        });
+    }
     const std::string page = render_listing(path_, entries);
     exchange_.header("Content-Type", "text/html; charset=utf-8");
     exchange_.send(page);
