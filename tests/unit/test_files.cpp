@@ -586,6 +586,30 @@ TEST_CASE("cache: many entries, erased from the middle of probe runs", "[files]"
     }
 }
 
+TEST_CASE("cache: a pinned entry outlives its eviction until unpinned", "[files]") {
+    FileCache cache(2 * (1000 + 2 + FileCache::kEntryOverhead));
+    CachedFile* sending = cache.insert("/a", E::identity, file_of(std::string(1000, 'a')));
+    REQUIRE(sending != nullptr);
+    {
+        const FilePin pin(cache, *sending);
+        // Replaced, then the replacement evicted: the pinned bytes stay.
+        cache.insert("/a", E::identity, file_of(std::string(1000, 'b')));
+        cache.insert("/b", E::identity, file_of(std::string(1000, 'c')));
+        cache.insert("/c", E::identity, file_of(std::string(1000, 'd')));
+        CHECK(cache.find("/a", E::identity) == nullptr);
+        CHECK(cache.retired() == 1);
+        CHECK(sending->body == std::string(1000, 'a')); // ASan would see a use after free
+        const FilePin again(cache, *sending);
+    }
+    CHECK(cache.retired() == 0);
+    // An entry pinned and unpinned while in the table stays in it.
+    CachedFile* c = cache.find("/c", E::identity);
+    REQUIRE(c != nullptr);
+    { const FilePin pin(cache, *c); }
+    CHECK(cache.find("/c", E::identity) == c);
+    CHECK(cache.retired() == 0);
+}
+
 TEST_CASE("cache: a stamp tells versions of a file apart", "[files]") {
     struct stat a = stat_of(7, 100, 1000, 1);
     a.st_dev = 3;

@@ -88,6 +88,10 @@ void FileCache::erase_slot(std::size_t slot) {
     unlink(file);
     bytes_ -= file->cost_;
     --count_;
+    if (file->pins_) {
+        file->retired_ = true;
+        retired_.push_back(std::move(slots_[slot]));
+    }
     slots_[slot].reset();
     // Backward shift: pull later entries of the probe run into the hole
     // unless their home slot lies after it, so no lookup stops early.
@@ -101,6 +105,11 @@ void FileCache::erase_slot(std::size_t slot) {
             hole = i;
         }
     }
+}
+
+void FileCache::unpin(CachedFile& file) {
+    if (--file.pins_ || !file.retired_) return;
+    std::erase_if(retired_, [&](const std::unique_ptr<CachedFile>& f) { return f.get() == &file; });
 }
 
 void FileCache::unlink(CachedFile* file) {

@@ -54,6 +54,8 @@ private:
     Encoding encoding_ = Encoding::identity;
     std::uint64_t hash_ = 0;
     std::size_t cost_ = 0;
+    std::uint32_t pins_ = 0; // responses being sent from this entry
+    bool retired_ = false;   // out of the table, freed at the last unpin
     CachedFile* newer_ = nullptr;
     CachedFile* older_ = nullptr;
 };
@@ -76,8 +78,15 @@ public:
     CachedFile* insert(std::string_view path, Encoding encoding, CachedFile&& file);
     void erase(std::string_view path, Encoding encoding);
 
+    // A response sent from an entry may wait for the socket, and meanwhile
+    // another request on this loop may replace or evict the entry: a pinned
+    // entry leaves the table as usual but its memory stays until unpinned.
+    void pin(CachedFile& file) { ++file.pins_; }
+    void unpin(CachedFile& file);
+
     std::size_t bytes() const { return bytes_; }
     std::size_t size() const { return count_; }
+    std::size_t retired() const { return retired_.size(); }
 
 private:
     // Open addressing with linear probing, at most half full: a lookup is a
@@ -93,8 +102,23 @@ private:
     std::size_t bytes_ = 0;
     std::size_t count_ = 0;
     std::vector<std::unique_ptr<CachedFile>> slots_;
+    std::vector<std::unique_ptr<CachedFile>> retired_; // erased while pinned
     CachedFile* newest_ = nullptr;
     CachedFile* oldest_ = nullptr;
+};
+
+// Pins an entry for a scope: unpinned however the scope ends (a coroutine
+// destroyed while it waits is unwound).
+class FilePin {
+public:
+    FilePin(FileCache& cache, CachedFile& file) : cache_(cache), file_(file) { cache.pin(file); }
+    ~FilePin() { cache_.unpin(file_); }
+    FilePin(const FilePin&) = delete;
+    FilePin& operator=(const FilePin&) = delete;
+
+private:
+    FileCache& cache_;
+    CachedFile& file_;
 };
 
 } // namespace weft::handlers

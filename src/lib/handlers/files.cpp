@@ -131,13 +131,6 @@ struct Representation {
     int fd;           // read them from here
 };
 
-Representation of(const CachedFile& file, Encoding encoding) {
-    return {file.content_type, encoding,
-            file.body.size(),  file.modified,
-            file.etag_view(),  file.last_modified_view(),
-            file.body.data(),  -1};
-}
-
 void send_page(http::Exchange& exchange, int status, std::string_view text) {
     exchange.status(status);
     exchange.header("Content-Type", kTextPlain);
@@ -206,6 +199,7 @@ private:
     }
 
     void respond(const Representation& r);
+    void respond_from(CachedFile& file, Encoding encoding);
     void validators(const Representation& r);
     void send_ranges(const Representation& r, const RangeRequest& ranges);
 
@@ -229,7 +223,7 @@ void FileRequest::serve() {
         CachedFile* cached = cache_.find(path_, encoding);
         if (cached && fresh(*cached, encoding)) {
             if (cached->absent) continue;
-            return respond(of(*cached, encoding));
+            return respond_from(*cached, encoding);
         }
         if (encoding == Encoding::identity) return serve_file();
         if (serve_twin(encoding)) return;
@@ -319,8 +313,8 @@ void FileRequest::serve_opened(OwnedFd fd, const struct stat& st, Encoding encod
         read_whole(fd.get(), file.body, size)) {
         fd.reset();
         file.checked_ms = now_ms();
-        if (const CachedFile* stored = cache_.insert(path_, encoding, std::move(file)))
-            return respond(of(*stored, encoding));
+        if (CachedFile* stored = cache_.insert(path_, encoding, std::move(file)))
+            return respond_from(*stored, encoding);
         // The capacity is far above kCachedFileMax: not reached.
         {
             exchange_.send_error(500);
@@ -374,6 +368,12 @@ void FileRequest::redirect_to_directory() {
     exchange_.header("Location", location);
     exchange_.header("Content-Type", kTextPlain);
     exchange_.send("301 Moved Permanently\n");
+}
+
+void FileRequest::respond_from(CachedFile& file, Encoding encoding) {
+    const FilePin pin(cache_, file);
+    respond({file.content_type, encoding, file.body.size(), file.modified, file.etag_view(),
+             file.last_modified_view(), file.body.data(), -1});
 }
 
 void FileRequest::validators(const Representation& r) {
