@@ -91,7 +91,7 @@ TEST_CASE("mime: common web types, text ones with a charset", "[files]") {
     CHECK(mime_type("doc.pdf") == "application/pdf");
 }
 
-TEST_CASE("mime: extensions are case-insensitive; unknown ones are octet-stream", "[files]") {
+TEST_CASE("mime: extensions are case-insensitive, unknown ones are octet-stream", "[files]") {
     CHECK(mime_type("/A.HTML") == "text/html; charset=utf-8");
     CHECK(mime_type("x.Css") == "text/css; charset=utf-8");
     CHECK(mime_type("x.PnG") == "image/png");
@@ -510,7 +510,7 @@ CachedFile file_of(std::string body) {
 }
 } // namespace
 
-TEST_CASE("cache: keyed by path and encoding; replacing an entry", "[files]") {
+TEST_CASE("cache: keyed by path and encoding, and an entry replaced", "[files]") {
     FileCache cache(1 << 20);
     CHECK(cache.find("/a", E::identity) == nullptr);
     REQUIRE(cache.insert("/a", E::identity, file_of("plain")) != nullptr);
