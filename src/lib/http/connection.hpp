@@ -88,6 +88,9 @@ private:
     bool pipelined_ = false;    // bytes of a next request are waiting
     bool deadline_armed_ = false;
     bool served_ = false; // a request was answered on this connection
+    // The last read returned less than it asked for: the socket was empty
+    // then, so whatever arrives later raises a fresh readiness edge.
+    bool drained_ = false;
     // The current request's body.
     std::uint64_t body_left_ = 0; // Content-Length bytes not yet read
     bool body_done_ = true;
