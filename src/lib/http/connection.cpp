@@ -221,12 +221,7 @@ Connection::Next Connection::answer_bad_request(int status, std::string_view rea
 Connection::Next Connection::finish_body(Exchange& exchange) {
     if (body_done_) return Next::keep_alive;
     if (body_error_) return Next::linger;
-    if (request_.expect_continue && !continue_sent_ && pos_ == end_) {
-        // The client waits for 100 Continue before it sends the body; the
-        // final answer went out instead, so it may never send one.
-        exchange.close_after();
-        return Next::close;
-    }
+    if (awaits_continue()) return Next::linger; // the answer said Connection: close
     if (exchange.closing()) return Next::linger;
     char sink[2048];
     for (;;) {

@@ -59,6 +59,13 @@ public:
     // connection's own reads and writes.
     void flush();
 
+    // The client waits for 100 Continue before sending the body it announced,
+    // and none was sent: a final answer now means the connection closes
+    // after it (the body may never come).
+    bool awaits_continue() const {
+        return !body_done_ && request_.expect_continue && !continue_sent_ && pos_ == end_;
+    }
+
     int fd() const { return fd_; }
     const Server& server() const { return server_; }
 

@@ -81,7 +81,7 @@ int Exchange::send_head(std::uint64_t length, std::string_view body, bool more) 
             close_after_ = true;
         }
     }
-    if (!request_.keep_alive) close_after_ = true;
+    if (!request_.keep_alive || connection_.awaits_continue()) close_after_ = true;
     if (Loop* loop = Loop::current(); loop && loop->stopping()) close_after_ = true;
 
     char lead[kLeadRoom];
