@@ -25,9 +25,11 @@ char* put_number(char* out, std::uint64_t n) {
 }
 
 bool has_line_break(std::string_view text) {
-    // Two memchr passes: find_first_of calls memchr once per character.
-    return std::memchr(text.data(), '\r', text.size()) ||
-           std::memchr(text.data(), '\n', text.size());
+    // A plain loop: values are short, and find_first_of calls memchr once
+    // per character of its set for each byte.
+    for (const char c : text)
+        if (c == '\r' || c == '\n') return true;
+    return false;
 }
 
 } // namespace
