@@ -44,6 +44,9 @@ struct CachedFile {
     char etag[kEtagCapacity];
     char last_modified[http::kHttpDateLength];
     std::uint64_t checked_ms = 0; // when the disk last agreed with this entry
+    // The fields of a whole-file 200 from this entry, made at its first one:
+    // one copy per response instead of six formatted fields.
+    std::string head_lines;
 
     std::string_view etag_view() const { return {etag, etag_size}; }
     std::string_view last_modified_view() const { return {last_modified, http::kHttpDateLength}; }

@@ -127,8 +127,9 @@ struct Representation {
     std::time_t modified;
     std::string_view etag;
     std::string_view last_modified;
-    const char* body; // the bytes in memory, or nullptr:
-    int fd;           // read them from here
+    const char* body;                 // the bytes in memory, or nullptr:
+    int fd;                           // read them from here
+    std::string_view head_lines = {}; // a 200's fields, ready-made (cached files)
 };
 
 void send_page(http::Exchange& exchange, int status, std::string_view text) {
@@ -200,6 +201,7 @@ private:
 
     void respond(const Representation& r);
     void respond_from(CachedFile& file, Encoding encoding);
+    std::string entity_lines(const CachedFile& file, Encoding encoding) const;
     void validators(const Representation& r);
     void send_ranges(const Representation& r, const RangeRequest& ranges);
 
@@ -372,8 +374,25 @@ void FileRequest::redirect_to_directory() {
 
 void FileRequest::respond_from(CachedFile& file, Encoding encoding) {
     const FilePin pin(cache_, file);
+    if (file.head_lines.empty()) file.head_lines = entity_lines(file, encoding);
     respond({file.content_type, encoding, file.body.size(), file.modified, file.etag_view(),
-             file.last_modified_view(), file.body.data(), -1});
+             file.last_modified_view(), file.body.data(), -1, file.head_lines});
+}
+
+// The fields respond() sends with a whole file, as lines.
+std::string FileRequest::entity_lines(const CachedFile& file, Encoding encoding) const {
+    std::string lines;
+    const auto add = [&lines](std::string_view name, std::string_view value) {
+        lines.append(name).append(": ").append(value).append("\r\n");
+    };
+    add("Content-Type", file.content_type);
+    if (encoding != Encoding::identity) add("Content-Encoding", content_coding(encoding));
+    add("Last-Modified", file.last_modified_view());
+    add("ETag", file.etag_view());
+    if (!settings_.cache_control.empty()) add("Cache-Control", settings_.cache_control);
+    if (settings_.precompressed) add("Vary", "Accept-Encoding");
+    add("Accept-Ranges", "bytes");
+    return lines;
 }
 
 void FileRequest::validators(const Representation& r) {
@@ -412,11 +431,15 @@ void FileRequest::respond(const Representation& r) {
     }
     if (ranges.kind == RangeRequest::Kind::partial && ranges.count > 1)
         return send_ranges(r, ranges);
-    exchange_.header("Content-Type", r.content_type);
-    if (r.encoding != Encoding::identity)
-        exchange_.header("Content-Encoding", content_coding(r.encoding));
-    validators(r);
-    exchange_.header("Accept-Ranges", "bytes");
+    if (!r.head_lines.empty()) {
+        exchange_.header_lines(r.head_lines);
+    } else {
+        exchange_.header("Content-Type", r.content_type);
+        if (r.encoding != Encoding::identity)
+            exchange_.header("Content-Encoding", content_coding(r.encoding));
+        validators(r);
+        exchange_.header("Accept-Ranges", "bytes");
+    }
     ByteRange range{0, r.size - 1};
     if (ranges.kind == RangeRequest::Kind::partial) {
         range = ranges.ranges[0];

@@ -5,12 +5,16 @@
 namespace weft::handlers {
 
 ResponseHandler::ResponseHandler(const config::ResponseHandler& config)
-    : Handler(config.prefix), status_(config.status), content_type_(config.content_type),
-      body_(config.body) {}
+    : Handler(config.prefix), status_(config.status), body_(config.body) {
+    // Checked here once, then copied as it is into every response.
+    if (!config.content_type.empty() &&
+        config.content_type.find_first_of("\r\n") == std::string::npos)
+        content_type_line_ = "Content-Type: " + config.content_type + "\r\n";
+}
 
 void ResponseHandler::serve(http::Exchange& exchange) const {
     exchange.status(status_);
-    if (!content_type_.empty()) exchange.header("Content-Type", content_type_);
+    exchange.header_lines(content_type_line_);
     exchange.send(body_);
 }
 

@@ -15,7 +15,7 @@ public:
 
 private:
     int status_;
-    std::string content_type_;
+    std::string content_type_line_; // "Content-Type: ...\r\n", or empty
     std::string body_;
 };
 

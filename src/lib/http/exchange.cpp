@@ -24,11 +24,23 @@ char* put_number(char* out, std::uint64_t n) {
     return std::to_chars(out, out + 20, n).ptr;
 }
 
+// Whether text holds CR or LF. Eight bytes at a time: only a word with a
+// byte below 0x0e is looked at closely (find_first_of would call memchr
+// twice per byte).
 bool has_line_break(std::string_view text) {
-    // A plain loop: values are short, and find_first_of calls memchr once
-    // per character of its set for each byte.
-    for (const char c : text)
-        if (c == '\r' || c == '\n') return true;
+    constexpr std::uint64_t kOnes = 0x0101010101010101;
+    constexpr std::uint64_t kHighs = 0x8080808080808080;
+    const char* p = text.data();
+    const char* const end = p + text.size();
+    for (; end - p >= 8; p += 8) {
+        std::uint64_t word;
+        std::memcpy(&word, p, 8);
+        if (((word - kOnes * 0x0e) & ~word & kHighs) == 0) continue;
+        for (int i = 0; i < 8; ++i)
+            if (p[i] == '\r' || p[i] == '\n') return true;
+    }
+    for (; p < end; ++p)
+        if (*p == '\r' || *p == '\n') return true;
     return false;
 }
 
@@ -52,6 +64,15 @@ void Exchange::header(std::string_view name, std::string_view value) {
     out = put(out, value);
     out = put(out, "\r\n");
     head_size_ += need;
+}
+
+void Exchange::header_lines(std::string_view lines) {
+    if (head_size_ + lines.size() > kHeadCapacity) {
+        overflow_ = true;
+        return;
+    }
+    std::memcpy(head_ + kLeadRoom + head_size_, lines.data(), lines.size());
+    head_size_ += lines.size();
 }
 
 int Exchange::fail(int error) {

@@ -49,6 +49,10 @@ public:
     // Appends a field. One holding CR or LF, or more fields than fit, fail
     // the response with a 500 instead.
     void header(std::string_view name, std::string_view value);
+    // Appends ready-made field lines ("Name: value\r\n" each), unchecked:
+    // only for lines the server built from its own data (a cache's stored
+    // head), never from anything a request or a backend sent.
+    void header_lines(std::string_view lines);
     // Closes the connection after this response.
     void close_after() { close_after_ = true; }
 
