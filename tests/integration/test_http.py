@@ -231,25 +231,38 @@ class Strictness(HttpTestCase):
     def test_http_2_0_on_the_request_line_is_505(self):
         self.assertRejected("GET /hello HTTP/2.0\r\nHost: a\r\n\r\n", 505)
 
-    def test_expect_100_continue_is_answered_without_hanging(self):
+    def expect_continue(self):
+        """A POST with `Expect: 100-continue` that waits for the go-ahead;
+        the client and the first response that is not 100 Continue (the body
+        is sent when the server asks for it)."""
         c = self.connect(timeout=1.5)  # well under request_timeout: a hang fails here
         c.send("POST /hello HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n"
                "Expect: 100-continue\r\n\r\n")
         r = c.response()
         if r.status == 100:
             c.send("0123456789")
-            self.assertHello(c.final_response())
-            c.send(get("/hello"))
+            r = c.final_response()
+        return c, r
+
+    def test_expect_100_continue_is_answered_without_hanging(self):
+        c, r = self.expect_continue()
+        self.assertHello(r)
+
+    def test_an_answer_before_an_expected_body_says_whether_the_connection_closes(self):
+        # RFC 9110 10.1.1: a final answer before the content should say whether
+        # the server closes or goes on reading it. The client may send the body
+        # anyway; then it is a body, never the next request.
+        c, r = self.expect_continue()
+        self.assertHello(r)
+        c.send("0123456789" + get("/hello"))
+        if (r.header("connection") or "").lower() == "close":
+            self.assertClosed(c)
         else:
-            # A final answer before the body: the body may still come, and
-            # must then be read as a body, never as the next request.
-            self.assertHello(r)
-            c.send("0123456789" + get("/hello"))
-        try:
-            self.assertHello(c.response())
-        except Closed:
-            self.assertEqual((r.header("connection") or "").lower(), "close",
-                             "closed without saying so")
+            try:
+                self.assertHello(c.response())
+            except Closed:
+                self.fail("closed after the body came, without saying Connection: close")
+            self.assertStillOpen(c)
 
     def test_a_chunked_body_with_a_trailer_is_consumed_exactly(self):
         body = ("5\r\nhello\r\n6;name=value\r\n world\r\n10\r\n0123456789abcdef\r\n"
@@ -296,6 +309,19 @@ class Desync(HttpTestCase):
         self.assertTrue(any("after-phantom" in line for line in lines), lines)
         self.assertFalse([line for line in lines if "/secret" in line])
 
+    def test_a_malformed_chunked_body_ends_the_connection(self):
+        # Once the framing is broken nothing after it can be trusted: at most
+        # the answer to the POST, then the close; never one for the GET.
+        for chunks in ["zz\r\nhello\r\n0\r\n\r\n", "5\nhello\r\n0\r\n\r\n",
+                       "5\r\nhelloXX0\r\n\r\n", "fffffffffffffffffff\r\nhello\r\n0\r\n\r\n"]:
+            with self.subTest(body=chunks):
+                c = self.connect()
+                c.send("POST /hello HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                       chunks + get("/secret"))
+                r = c.response()
+                self.assertIn(r.status, (200, 400), r)
+                self.assertClosed(c)
+
 
 class Timeouts(HttpTestCase):
     def test_slowloris_does_not_block_others_and_is_closed_after_request_timeout(self):
@@ -310,12 +336,13 @@ class Timeouts(HttpTestCase):
                     return
                 try:
                     slow.sock.sendall(ch.encode())
-                except OSError:
-                    break
-                if slow.rest_until_close(0.5) is not None:
-                    break
-            result["closed_after"] = time.monotonic() - start
-            result["rest"] = slow.buf
+                    rest = slow.rest_until_close(0.5)
+                except OSError:  # reset: closed with unread bytes
+                    rest = slow.buf
+                if rest is not None:
+                    result["closed_after"] = time.monotonic() - start
+                    result["rest"] = rest
+                    return
 
         t = threading.Thread(target=trickle)
         t.start()
