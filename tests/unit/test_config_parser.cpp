@@ -197,7 +197,7 @@ TEST_CASE("schema errors name file, line, column and what was expected", "[confi
           "a default)");
 }
 
-TEST_CASE("includes are relative to the including file; cycles and missing files are errors",
+TEST_CASE("includes are relative to the including file, cycles and missing files are errors",
           "[config]") {
     Files files;
     REQUIRE(system(("mkdir -p " + files.dir + "/sites").c_str()) == 0);
