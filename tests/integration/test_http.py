@@ -465,7 +465,6 @@ class Load(HttpTestCase):
         super().setUpClass()
 
     def test_a_thousand_concurrent_keep_alive_clients(self):
-        start = time.monotonic()
         clients = []
         try:
             for _ in range(self.CLIENTS):
