@@ -64,20 +64,21 @@ class CommandLine(unittest.TestCase):
             self.assertIn("cannot read it: No such file or directory", r.stderr)
 
     def test_environment_variables_reach_the_configuration(self):
-        r = weft("-c", os.path.join(CONF, "weft.conf"), env={**os.environ, "WEFT_ROOT": "/srv/x"})
+        r = weft("-t", "-c", os.path.join(CONF, "weft.conf"),
+                 env={**os.environ, "WEFT_ROOT": "/srv/x"})
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("files from /srv/x", r.stdout)
 
-    def test_no_arguments_serves_the_current_directory_on_8080(self):
+    def test_no_arguments_means_the_current_directory_on_8080(self):
         with tempfile.TemporaryDirectory() as d:
-            r = weft(cwd=d)
+            r = weft("-t", cwd=d)
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("listening on http://127.0.0.1:8080/", r.stdout)
             self.assertIn("files from " + os.path.realpath(d), r.stdout)
 
     def test_listen_root_php_without_a_file(self):
         with tempfile.TemporaryDirectory() as d:
-            r = weft("--listen", "[::1]:9090", "--root", d, "--php", "unix:/run/php.sock")
+            r = weft("-t", "--listen", "[::1]:9090", "--root", d, "--php", "unix:/run/php.sock")
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("listening on http://[::1]:9090/", r.stdout)
             self.assertIn("PHP from " + os.path.realpath(d) + " via unix:/run/php.sock", r.stdout)

@@ -1,10 +1,19 @@
-// weft: the command line. It loads and checks the configuration; serving
-// comes with the HTTP issue, so for now it prints what it would serve.
+// weft: the command line. It loads and checks the configuration, builds the
+// server it describes, and runs one loop per core until SIGTERM or SIGINT.
 
+#include "build_server.hpp"
 #include "command_line.hpp"
 #include "config/parser.hpp"
+#include "http/connection.hpp"
+#include "loop/loop_group.hpp"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <variant>
 #include <vector>
@@ -14,8 +23,8 @@ namespace {
 using namespace weft;
 
 // One line per listener and handler: what this configuration serves.
-void describe(const config::Config& c) {
-    for (const Address& a : c.listeners) {
+void describe(const config::Config& c, const std::vector<Address>& listeners) {
+    for (const Address& a : listeners) {
         const std::string url =
             a.kind() == Address::Kind::unix_path ? a.to_string() : "http://" + a.to_string() + "/";
         std::printf("weft: listening on %s\n", url.c_str());
@@ -45,6 +54,64 @@ void describe(const config::Config& c) {
                 h);
         }
     }
+}
+
+// Sends error_log's lines (everything written to stderr) to a file.
+int open_error_log(const std::string& target, std::string& error) {
+    if (target == "stderr") return 0;
+    const int fd = ::open(target.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    if (fd < 0 || ::dup2(fd, 2) < 0) {
+        error = "cannot open error log " + target + ": " + std::strerror(errno);
+        return -1;
+    }
+    ::close(fd);
+    return 0;
+}
+
+int serve(const config::Config& config) {
+    // Blocked before any thread exists, so that only the LoopGroup's signalfd
+    // ever takes them (loop_group.hpp).
+    sigset_t signals;
+    sigemptyset(&signals);
+    for (int signo : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&signals, signo);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    ::signal(SIGPIPE, SIG_IGN);
+
+    std::string error;
+    std::unique_ptr<BuiltServer> built = build_server(config, error);
+    if (!built || open_error_log(config.error_log, error) != 0) {
+        std::fprintf(stderr, "weft: %s\n", error.c_str());
+        return 1;
+    }
+    LoopGroup::Options options;
+    options.threads = config.threads;
+    options.defer_accept = true; // HTTP clients speak first
+    LoopGroup loops(options);
+    if (loops.open(error) != 0) {
+        std::fprintf(stderr, "weft: %s\n", error.c_str());
+        return 1;
+    }
+    const http::Server& server = built->server;
+    for (const Address& address : config.listeners) {
+        if (loops.listen(
+                address, [&server](int fd) { return http::serve_connection(fd, server); }, error) !=
+            0) {
+            std::fprintf(stderr, "weft: %s\n", error.c_str());
+            return 1;
+        }
+    }
+    if (http::AccessLog* log = built->access_log.get()) {
+        loops.on_reopen_logs([log](Loop& loop) {
+            log->flush_this_thread();
+            if (loop.index() == 0) log->reopen();
+        });
+    }
+    describe(config, loops.listening_on());
+    std::printf("weft %s: %zu loop%s; SIGTERM or Ctrl-C stops\n", WEFT_VERSION, loops.size(),
+                loops.size() == 1 ? "" : "s");
+    std::fflush(stdout);
+    loops.run();
+    return 0;
 }
 
 } // namespace
@@ -83,11 +150,9 @@ int main(int argc, char** argv) {
         }
     }
     if (line->action == CommandLine::Action::check) {
+        describe(*config, config->listeners);
         std::printf("weft: %s is fine\n", source.c_str());
         return 0;
     }
-    describe(*config);
-    std::printf("weft %s: serving arrives with the HTTP layer; this build stops here\n",
-                WEFT_VERSION);
-    return 0;
+    return serve(*config);
 }

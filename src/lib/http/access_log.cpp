@@ -1,1 +1,144 @@
-// (being written)
+#include "http/access_log.hpp"
+
+#include "loop/loop.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+namespace weft::http {
+
+namespace {
+
+constexpr std::size_t kBufferSize = 16 * 1024;
+constexpr std::size_t kMaxLine = 4096; // longer fields are cut
+
+// One per thread: the lines not yet written, and the timer that writes them
+// a second after the first.
+struct ThreadBuffer {
+    int fd = -1;
+    std::size_t size = 0;
+    Timer timer;
+    char data[kBufferSize];
+
+    void flush() {
+        std::size_t done = 0;
+        while (done < size) {
+            const ssize_t n = ::write(fd, data + done, size - done);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break; // a log that cannot be written loses lines, not requests
+            done += static_cast<std::size_t>(n);
+        }
+        size = 0;
+        timer.cancel();
+    }
+    ~ThreadBuffer() { flush(); }
+};
+
+ThreadBuffer& thread_buffer() {
+    thread_local ThreadBuffer buffer;
+    return buffer;
+}
+
+// Appends `text` with '"', '\\' and bytes outside printable ASCII escaped as
+// \xHH (as nginx does), so a field cannot forge a line or a quote.
+char* escaped(char* out, const char* end, std::string_view text) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u >= 0x20 && u < 0x7f && c != '"' && c != '\\') {
+            if (out == end) break;
+            *out++ = c;
+        } else {
+            if (end - out < 4) break;
+            *out++ = '\\';
+            *out++ = 'x';
+            *out++ = kHex[u >> 4];
+            *out++ = kHex[u & 15];
+        }
+    }
+    return out;
+}
+
+// "[10/Oct/2000:13:55:36 +0000]" for now, formatted once a second per thread.
+std::string_view local_time() {
+    thread_local std::time_t cached = -1;
+    thread_local char text[40];
+    thread_local std::size_t length = 0;
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME_COARSE, &now);
+    if (now.tv_sec != cached) {
+        cached = now.tv_sec;
+        std::tm tm{};
+        localtime_r(&cached, &tm);
+        length = std::strftime(text, sizeof text, "[%d/%b/%Y:%H:%M:%S %z]", &tm);
+    }
+    return {text, length};
+}
+
+} // namespace
+
+AccessLog::AccessLog(std::string target, std::string& error) : target_(std::move(target)) {
+    if (target_ == "stderr") {
+        fd_ = ::dup(2);
+    } else {
+        fd_ = ::open(target_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    }
+    if (fd_ < 0) error = "cannot open access log " + target_ + ": " + std::strerror(errno);
+}
+
+AccessLog::~AccessLog() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+void AccessLog::write(const AccessLogEntry& e) {
+    ThreadBuffer& buffer = thread_buffer();
+    buffer.fd = fd_;
+    if (kBufferSize - buffer.size < kMaxLine) buffer.flush();
+    char* out = buffer.data + buffer.size;
+    const char* end = out + kMaxLine - 1; // room for the newline
+    out = escaped(out, end, e.remote);
+    const std::string_view time = local_time();
+    out += std::snprintf(out, static_cast<std::size_t>(end - out), " - - %.*s \"",
+                         static_cast<int>(time.size()), time.data());
+    out = escaped(out, end - 64, e.request_line);
+    out += std::snprintf(out, static_cast<std::size_t>(end - out), "\" %d %llu \"", e.status,
+                         static_cast<unsigned long long>(e.body_bytes));
+    out = escaped(out, end - 8, e.referer.empty() ? "-" : e.referer);
+    *out++ = '"';
+    *out++ = ' ';
+    *out++ = '"';
+    out = escaped(out, end - 2, e.user_agent.empty() ? "-" : e.user_agent);
+    *out++ = '"';
+    *out++ = '\n';
+    const bool was_empty = buffer.size == 0;
+    buffer.size = static_cast<std::size_t>(out - buffer.data);
+    Loop* loop = Loop::current();
+    if (was_empty && loop) {
+        buffer.timer.fire = [](Timer&) { thread_buffer().flush(); };
+        loop->timers().arm(buffer.timer, loop->now() + 1000);
+    } else if (!loop) {
+        buffer.flush();
+    }
+}
+
+void AccessLog::flush_this_thread() {
+    thread_buffer().flush();
+}
+
+int AccessLog::reopen() {
+    if (target_ == "stderr") return 0;
+    const int fresh = ::open(target_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    if (fresh < 0) return -errno;
+    // dup3 swaps the file under the same fd number: a thread writing now
+    // writes to one file or the other, never to a closed fd.
+    const int result = ::dup3(fresh, fd_, O_CLOEXEC) < 0 ? -errno : 0;
+    ::close(fresh);
+    return result;
+}
+
+} // namespace weft::http

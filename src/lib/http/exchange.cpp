@@ -1,1 +1,226 @@
-// (being written)
+#include "http/exchange.hpp"
+
+#include "http/connection.hpp"
+#include "http/date.hpp"
+#include "http/status.hpp"
+#include "loop/loop.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+
+namespace weft::http {
+
+namespace {
+
+// Appends `text` at `out`; the caller has made room.
+char* put(char* out, std::string_view text) {
+    std::memcpy(out, text.data(), text.size());
+    return out + text.size();
+}
+
+char* put_number(char* out, std::uint64_t n) {
+    return std::to_chars(out, out + 20, n).ptr;
+}
+
+bool has_line_break(std::string_view text) {
+    return text.find_first_of("\r\n") != std::string_view::npos;
+}
+
+} // namespace
+
+void Exchange::header(std::string_view name, std::string_view value) {
+    // A decoded path or a backend's value must never split the head: such a
+    // field fails the response (500) rather than go out.
+    if (has_line_break(name) || has_line_break(value)) {
+        overflow_ = true;
+        return;
+    }
+    const std::size_t need = name.size() + value.size() + 4;
+    if (head_size_ + need > kHeadCapacity) {
+        overflow_ = true;
+        return;
+    }
+    char* out = head_ + kLeadRoom + head_size_;
+    out = put(out, name);
+    out = put(out, ": ");
+    out = put(out, value);
+    out = put(out, "\r\n");
+    head_size_ += need;
+}
+
+int Exchange::fail(int error) {
+    state_ = State::failed;
+    close_after_ = true;
+    return error;
+}
+
+int Exchange::send_head(std::uint64_t length, std::string_view body, bool more) {
+    if (state_ != State::fresh) return fail(-EALREADY);
+    if (overflow_) {
+        std::fprintf(
+            stderr,
+            "weft: a response field held CR or LF, or the fields passed %zu bytes, for %.*s: 500\n",
+            kHeadCapacity, static_cast<int>(path_.size()), path_.data());
+        head_size_ = 0;
+        overflow_ = false;
+        return send_error(500);
+    }
+    const bool no_body = status_has_no_body(status_);
+    if (no_body) {
+        length = 0;
+        body = {};
+    } else if (length == kUnknownLength && !is_head()) {
+        // HTTP/1.0 has no chunks: the body ends when the connection does.
+        if (request_.minor >= 1) {
+            chunked_ = true;
+        } else {
+            close_after_ = true;
+        }
+    }
+    if (!request_.keep_alive) close_after_ = true;
+    if (Loop* loop = Loop::current(); loop && loop->stopping()) close_after_ = true;
+
+    char lead[kLeadRoom];
+    char scratch[40];
+    char* p = put(lead, status_line(status_, scratch));
+    p = put(p, "Server: weft\r\nDate: ");
+    p = put(p, current_http_date());
+    p = put(p, "\r\n");
+    if (chunked_) {
+        p = put(p, "Transfer-Encoding: chunked\r\n");
+    } else if (!no_body && length != kUnknownLength) {
+        p = put(p, "Content-Length: ");
+        p = put_number(p, length);
+        p = put(p, "\r\n");
+    }
+    const std::size_t lead_size = static_cast<std::size_t>(p - lead);
+    char* const start = head_ + kLeadRoom - lead_size;
+    std::memcpy(start, lead, lead_size);
+    char* tail = head_ + kLeadRoom + head_size_;
+    if (close_after_) {
+        tail = put(tail, "Connection: close\r\n");
+    } else if (request_.minor == 0) {
+        tail = put(tail, "Connection: keep-alive\r\n");
+    }
+    tail = put(tail, "\r\n");
+
+    iovec iov[2] = {{start, static_cast<std::size_t>(tail - start)},
+                    {const_cast<char*>(body.data()), body.size()}};
+    const bool with_body = !body.empty() && !is_head();
+    state_ = State::streaming;
+    length_ = length;
+    const int result = connection_.send(iov, with_body ? 2 : 1, more);
+    if (result < 0) return fail(result);
+    if (with_body) sent_ = body.size();
+    return 0;
+}
+
+int Exchange::send(std::string_view body) {
+    const int result = send_head(body.size(), body, false);
+    if (result == 0 && state_ == State::streaming) state_ = State::finished;
+    return result;
+}
+
+int Exchange::send_file(int fd, off_t offset, std::uint64_t length) {
+    const bool body = length && !is_head() && !status_has_no_body(status_);
+    int result = send_head(length, {}, body);
+    if (result < 0 || state_ != State::streaming) return result;
+    if (body) {
+        result = connection_.send_file(fd, offset, length);
+        if (result < 0) return fail(result);
+        sent_ = length;
+    }
+    state_ = State::finished;
+    return 0;
+}
+
+int Exchange::send_error(int status, std::string_view detail) {
+    if (state_ != State::fresh) return fail(-EALREADY);
+    status_ = status;
+    char body[512];
+    const std::string_view text = status_text(status);
+    const int n =
+        std::snprintf(body, sizeof body, "%d %.*s\n%.*s%s", status, static_cast<int>(text.size()),
+                      text.data(), static_cast<int>(std::min<std::size_t>(detail.size(), 400)),
+                      detail.data(), detail.empty() ? "" : "\n");
+    header("Content-Type", "text/plain; charset=utf-8");
+    return send({body, static_cast<std::size_t>(n)});
+}
+
+int Exchange::begin(std::uint64_t length) {
+    return send_head(length, {}, length != 0 && !is_head());
+}
+
+int Exchange::write(std::string_view bytes) {
+    if (state_ != State::streaming) return state_ == State::failed ? -EPIPE : fail(-EINVAL);
+    if (bytes.empty() || is_head() || status_has_no_body(status_)) return 0;
+    if (chunked_) {
+        char size_line[24];
+        char* p = std::to_chars(size_line, size_line + 16, bytes.size(), 16).ptr;
+        p = put(p, "\r\n");
+        iovec iov[3] = {{size_line, static_cast<std::size_t>(p - size_line)},
+                        {const_cast<char*>(bytes.data()), bytes.size()},
+                        {const_cast<char*>("\r\n"), 2}};
+        const int result = connection_.send(iov, 3, true);
+        if (result < 0) return fail(result);
+    } else {
+        if (length_ != kUnknownLength && bytes.size() > length_ - sent_) return fail(-EINVAL);
+        iovec iov{const_cast<char*>(bytes.data()), bytes.size()};
+        const bool more = length_ == kUnknownLength || sent_ + bytes.size() < length_;
+        const int result = connection_.send(&iov, 1, more);
+        if (result < 0) return fail(result);
+    }
+    sent_ += bytes.size();
+    return 0;
+}
+
+int Exchange::write_file(int fd, off_t offset, std::uint64_t length) {
+    if (state_ != State::streaming) return state_ == State::failed ? -EPIPE : fail(-EINVAL);
+    if (length == 0 || is_head() || status_has_no_body(status_)) return 0;
+    if (chunked_) {
+        char size_line[24];
+        char* p = std::to_chars(size_line, size_line + 16, length, 16).ptr;
+        p = put(p, "\r\n");
+        iovec iov{size_line, static_cast<std::size_t>(p - size_line)};
+        int result = connection_.send(&iov, 1, true);
+        if (result == 0) result = connection_.send_file(fd, offset, length);
+        iovec end{const_cast<char*>("\r\n"), 2};
+        if (result == 0) result = connection_.send(&end, 1, true);
+        if (result < 0) return fail(result);
+    } else {
+        if (length_ != kUnknownLength && length > length_ - sent_) return fail(-EINVAL);
+        const int result = connection_.send_file(fd, offset, length);
+        if (result < 0) return fail(result);
+    }
+    sent_ += length;
+    return 0;
+}
+
+int Exchange::finish() {
+    if (state_ == State::finished) return 0;
+    if (state_ != State::streaming) return state_ == State::failed ? -EPIPE : fail(-EINVAL);
+    if (chunked_) {
+        iovec iov{const_cast<char*>("0\r\n\r\n"), 5};
+        const int result = connection_.send(&iov, 1);
+        if (result < 0) return fail(result);
+    } else if (!is_head() && !status_has_no_body(status_) && length_ != kUnknownLength &&
+               sent_ != length_) {
+        return fail(-EPIPE); // fewer bytes than announced: only closing tells the client
+    } else if (length_ == kUnknownLength) {
+        connection_.flush(); // a body that ends with the connection
+    }
+    state_ = State::finished;
+    return 0;
+}
+
+ssize_t Exchange::read_body(void* buffer, std::size_t n) {
+    return connection_.read_body(buffer, n);
+}
+
+void Exchange::flush() {
+    connection_.flush();
+}
+
+} // namespace weft::http

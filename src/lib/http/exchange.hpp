@@ -46,7 +46,8 @@ public:
     // --- the response head ---
     void status(int code) { status_ = code; }
     int status() const { return status_; }
-    // Appends a field; name and value must not hold CR or LF (asserted).
+    // Appends a field. One holding CR or LF, or more fields than fit, fail
+    // the response with a 500 instead.
     void header(std::string_view name, std::string_view value);
     // Closes the connection after this response.
     void close_after() { close_after_ = true; }
@@ -54,7 +55,9 @@ public:
     // --- sending ---
     int send(std::string_view body);
     int send_file(int fd, off_t offset, std::uint64_t length);
-    int send_error(int status);
+    // The page reads "404 Not Found", then `detail` on a line of its own if
+    // given. Fields the handler set go out with it (Allow for a 405).
+    int send_error(int status, std::string_view detail = {});
     int begin(std::uint64_t length);
     int write(std::string_view bytes);
     int write_file(int fd, off_t offset, std::uint64_t length);
@@ -65,10 +68,15 @@ public:
     // client asked for it.
     ssize_t read_body(void* buffer, std::size_t n);
 
+    // Pushes out responses held back for pipelining: call it before waiting on
+    // anything but the client (a backend, a timer).
+    void flush();
+
     // Whether the head has gone out, and whether the response is complete.
     bool responded() const { return state_ != State::fresh; }
     bool finished() const { return state_ == State::finished; }
     bool closing() const { return close_after_; }
+    std::uint64_t body_bytes_sent() const { return sent_; }
 
     Connection& connection() { return connection_; }
 
@@ -76,7 +84,7 @@ private:
     friend class Connection;
     enum class State : std::uint8_t { fresh, streaming, finished, failed };
 
-    int send_head(std::uint64_t length, std::string_view body);
+    int send_head(std::uint64_t length, std::string_view body, bool more);
     int fail(int error);
 
     Connection& connection_;
@@ -86,11 +94,17 @@ private:
     State state_ = State::fresh;
     bool close_after_ = false;
     bool chunked_ = false;     // the body goes out in chunks
+    bool overflow_ = false;    // a field did not fit, or held CR or LF: 500
     std::uint64_t length_ = 0; // announced body length, or kUnknownLength
     std::uint64_t sent_ = 0;   // body bytes written so far
-    static constexpr std::size_t kHeadCapacity = 4096;
-    std::size_t head_size_ = 0; // handler fields collected in head_
-    char head_[kHeadCapacity];
+    // The head is assembled in place: the handler's fields go at
+    // head_[kLeadRoom...]; at sending, the status line, Server, Date and the
+    // length go right before them and Connection and the blank line after.
+    static constexpr std::size_t kLeadRoom = 192;
+    static constexpr std::size_t kHeadCapacity = 4096; // the handler's fields
+    static constexpr std::size_t kTailRoom = 32;
+    std::size_t head_size_ = 0; // bytes of fields
+    char head_[kLeadRoom + kHeadCapacity + kTailRoom];
 };
 
 } // namespace weft::http

@@ -50,14 +50,39 @@ public:
     std::string_view error_reason() const { return error_reason_; }
 
 private:
+    // The request line's parts, parsed as soon as its CRLF arrives (so a bad
+    // one is answered without waiting for the fields) and copied into the
+    // Request when the head is complete: the caller's Request is only written
+    // by the call that returns `done`.
+    struct RequestLine {
+        Method method = Method::other;
+        std::string_view method_name, target, path, query;
+        std::string_view authority; // absolute-form or CONNECT's authority-form
+        std::uint8_t minor = 1;
+    };
+
     ParseStatus fail(int status, std::string_view reason);
+    bool refuse(int status, std::string_view reason); // fail(), then false
+    ParseStatus scan(std::string_view data);
+    ParseStatus end_line(std::string_view data, std::size_t cr);
+    // These return false after refuse().
+    bool parse_request_line(std::string_view line);
+    bool parse_target(std::string_view target);
+    bool field(Header header, Request& request);
+    ParseStatus fill(std::string_view data, Request& request);
 
     ParserLimits limits_;
-    std::size_t scanned_ = 0;  // bytes already checked for the end of the head
-    std::size_t line_end_ = 0; // end of the request line once seen, else 0
+    std::size_t scanned_ = 0;    // bytes already checked for the end of the head
+    std::size_t line_start_ = 0; // of the line being scanned
+    std::size_t line_end_ = 0;   // end of the request line once seen, else 0
     std::size_t head_size_ = 0;
+    std::size_t fields_ = 0; // field lines seen by the scan
     int error_status_ = 0;
     std::string_view error_reason_;
+    RequestLine line_;
+    // Per-request flags of fill(), kept here so field() stays a short switch.
+    bool seen_host_ = false, seen_length_ = false, seen_coding_ = false;
+    bool close_asked_ = false, keep_alive_asked_ = false;
 };
 
 // The chunked transfer coding (RFC 9112 §7.1), decoded incrementally: call
@@ -87,11 +112,37 @@ public:
     std::uint64_t decoded() const { return decoded_; }
 
 private:
-    // Private state is the implementation's to choose.
-    std::uint8_t state_ = 0;
+    enum class State : std::uint8_t {
+        size_start,    // the first hex digit of a chunk-size
+        size,          // more hex digits, BWS, ';' or CR
+        size_space,    // BWS after the size: more of it, ';' or CR
+        ext,           // chunk-ext outside a quoted string
+        ext_quoted,    // inside a quoted chunk-ext value
+        ext_escape,    // after a backslash in one
+        size_lf,       // the LF ending a size line
+        data,          // `remaining_` payload bytes
+        data_cr,       // the CRLF after a chunk's data
+        data_lf,       //
+        trailer_start, // a trailer field's first byte, or CR of the last line
+        trailer_name,
+        trailer_value,
+        trailer_lf,
+        final_lf, // the LF of the empty line that ends the body
+        done,
+        error,
+    };
+    // The trailer section is dropped, but reading it still costs time: bound
+    // it like a request head.
+    static constexpr std::size_t kMaxTrailer = 16384;
+
+    bool step(char c); // one framing byte; false on a syntax error
+    bool size_digit(char c);
+
+    State state_ = State::size_start;
     std::uint64_t remaining_ = 0; // of the current chunk
     std::uint64_t decoded_ = 0;
     std::size_t line_length_ = 0;
+    std::size_t trailer_size_ = 0;
     std::uint8_t digits_ = 0;
 };
 

@@ -42,7 +42,7 @@ bool clear_stale_socket(const Address& address, std::string& error) {
 
 } // namespace
 
-int open_listener(const Address& address, std::string& error) {
+int open_listener(const Address& address, std::string& error, ListenOptions options) {
     const std::string where = "listen on " + address.to_string();
     if (address.kind() == Address::Kind::unix_path && !clear_stale_socket(address, error))
         return -1;
@@ -54,6 +54,11 @@ int open_listener(const Address& address, std::string& error) {
             setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) != 0 ||
             setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) != 0)
             return fail(fd, error, where);
+        if (options.defer_accept) {
+            // Best effort: it only saves work.
+            const int seconds = 1;
+            setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &seconds, sizeof seconds);
+        }
         if (address.kind() == Address::Kind::ipv6 &&
             setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on) != 0)
             return fail(fd, error, where);

@@ -10,9 +10,17 @@
 
 namespace weft {
 
+struct ListenOptions {
+    // TCP_DEFER_ACCEPT: a connection is accepted once its first bytes are in
+    // (or after about a second without any), so a connect that sends nothing
+    // costs no accept, no coroutine and no wake-up. For protocols where the
+    // client speaks first.
+    bool defer_accept = false;
+};
+
 // A listening socket on `address`, or -1 with a one-line reason in `error`.
 // A unix socket file left by a dead server is replaced; one that a live
 // server answers on is not.
-int open_listener(const Address& address, std::string& error);
+int open_listener(const Address& address, std::string& error, ListenOptions options = {});
 
 } // namespace weft

@@ -94,7 +94,7 @@ int LoopGroup::listen(const Address& address, Loop::Handler handler, std::string
     // connections, and none crosses threads.
     Address at = address;
     for (auto& loop : loops_) {
-        const int fd = open_listener(at, error);
+        const int fd = open_listener(at, error, {.defer_accept = options_.defer_accept});
         if (fd < 0) return -1;
         if (at.port() == 0) at = Address::of_socket(fd).value_or(at);
         if (const int rc = loop->add_listener(fd, loop->add_handler(handler), false)) {

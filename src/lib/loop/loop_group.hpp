@@ -27,6 +27,7 @@ public:
         unsigned threads = 0;                    // 0: one loop per CPU this process may run on
         bool pin_cpus = false;                   // loop i runs on the i-th of those CPUs
         std::chrono::milliseconds grace{10'000}; // for running requests at stop
+        bool defer_accept = false;               // listener.hpp's ListenOptions
     };
     using Hook = std::function<void(Loop&)>;
 

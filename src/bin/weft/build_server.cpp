@@ -1,0 +1,68 @@
+#include "build_server.hpp"
+
+#include "handlers/files.hpp"
+#include "handlers/redirect.hpp"
+#include "handlers/response.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <variant>
+
+namespace weft {
+
+namespace {
+
+std::uint32_t to_ms(std::chrono::milliseconds d) {
+    return static_cast<std::uint32_t>(std::clamp<std::int64_t>(d.count(), 1, UINT32_MAX));
+}
+
+std::unique_ptr<http::Handler> build_handler(const config::Handler& handler,
+                                             const config::Site& site, std::string& error) {
+    return std::visit(
+        [&](const auto& h) -> std::unique_ptr<http::Handler> {
+            using T = std::decay_t<decltype(h)>;
+            if constexpr (std::is_same_v<T, config::ResponseHandler>) {
+                return std::make_unique<handlers::ResponseHandler>(h);
+            } else if constexpr (std::is_same_v<T, config::RedirectHandler>) {
+                return std::make_unique<handlers::RedirectHandler>(h);
+            } else if constexpr (std::is_same_v<T, config::FilesHandler>) {
+                return handlers::FilesHandler::create(h, site.root, error);
+            } else {
+                error = "fastcgi " + h.prefix + ": FastCGI is not built yet (issue 7)";
+                return nullptr;
+            }
+        },
+        handler);
+}
+
+} // namespace
+
+std::unique_ptr<BuiltServer> build_server(const config::Config& config, std::string& error) {
+    auto built = std::make_unique<BuiltServer>();
+    http::ServerOptions& options = built->server.options;
+    options.request_timeout_ms = to_ms(config.request_timeout);
+    options.keep_alive_timeout_ms = to_ms(config.keep_alive_timeout);
+    options.max_request_body = config.max_request_body;
+    for (const config::Site& site : config.sites) {
+        http::Router::Site routed;
+        for (std::string host : site.hosts) {
+            std::transform(host.begin(), host.end(), host.begin(),
+                           [](unsigned char c) { return std::tolower(c); });
+            routed.hosts.push_back(std::move(host));
+        }
+        for (const config::Handler& h : site.handlers) {
+            std::unique_ptr<http::Handler> handler = build_handler(h, site, error);
+            if (!handler) return nullptr;
+            routed.handlers.push_back(std::move(handler));
+        }
+        built->server.router.add_site(std::move(routed));
+    }
+    if (config.access_log != "off") {
+        built->access_log = std::make_unique<http::AccessLog>(config.access_log, error);
+        if (!built->access_log->ok()) return nullptr;
+        built->server.access_log = built->access_log.get();
+    }
+    return built;
+}
+
+} // namespace weft

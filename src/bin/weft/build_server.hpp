@@ -1,0 +1,22 @@
+#pragma once
+// The running server a configuration describes: its handlers, built from
+// the config structs, in a router; its limits; its access log.
+
+#include "config/config.hpp"
+#include "http/server.hpp"
+
+#include <memory>
+#include <string>
+
+namespace weft {
+
+struct BuiltServer {
+    http::Server server;
+    std::unique_ptr<http::AccessLog> access_log;
+};
+
+// nullptr with a one-line reason when a handler cannot start (a root that
+// does not open, a log that cannot be written).
+std::unique_ptr<BuiltServer> build_server(const config::Config& config, std::string& error);
+
+} // namespace weft

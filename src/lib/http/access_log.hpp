@@ -1,0 +1,46 @@
+#pragma once
+// The access log, in the combined format nginx and Apache write:
+//   addr - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 2326 "referer" "agent"
+//
+// Each loop thread formats lines into its own buffer and writes whole
+// buffers with one write(2) (the file is opened O_APPEND, so lines of
+// different threads never interleave): when the buffer fills, a second after
+// its first line, and when the thread ends. SIGUSR1 reopens the file.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace weft::http {
+
+struct AccessLogEntry {
+    std::string_view remote;       // the client's address, as text
+    std::string_view request_line; // as received
+    int status;
+    std::uint64_t body_bytes;
+    std::string_view referer;
+    std::string_view user_agent;
+};
+
+class AccessLog {
+public:
+    // Opens `target`: "stderr" or a file path (created 0640, appended to);
+    // nullptr-like failure: ok() false and `error` says why.
+    AccessLog(std::string target, std::string& error);
+    ~AccessLog();
+    AccessLog(const AccessLog&) = delete;
+    AccessLog& operator=(const AccessLog&) = delete;
+
+    bool ok() const { return fd_ >= 0; }
+    void write(const AccessLogEntry& entry);
+    // Writes out this thread's buffered lines.
+    void flush_this_thread();
+    // Reopens the file in place (log rotation); any thread. 0 or -errno.
+    int reopen();
+
+private:
+    std::string target_;
+    int fd_ = -1;
+};
+
+} // namespace weft::http

@@ -1,0 +1,102 @@
+#pragma once
+// A client connection, served in its own coroutine: read a head, route it,
+// let the handler answer through an Exchange, deal with whatever body the
+// handler left unread, and go round again while the connection is kept
+// alive.
+//
+// The Connection lives on the coroutine's stack with its buffer. It returns
+// to the loop (Op::want_read, which parks the fd without a coroutine) only
+// when its buffer holds no byte of a next request, so nothing is lost by
+// giving the stack back.
+//
+// The buffer: [0, pos_) is the current request (its head, and body bytes
+// consumed), [pos_, end_) received and not yet consumed: the rest of the body,
+// then pipelined requests. A request's Request views point into its head, so
+// the head stays where it is until the request is done; body bytes are read
+// in after it.
+
+#include "http/parser.hpp"
+#include "http/request.hpp"
+#include "http/server.hpp"
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace weft::http {
+
+class Exchange;
+
+// The loop's handler for a server's connections: the final Op for the loop.
+std::int64_t serve_connection(int fd, const Server& server);
+
+class Connection {
+public:
+    // Head limit plus room for body bytes behind the largest head.
+    static constexpr std::size_t kBufferSize = 20 * 1024;
+
+    Connection(int fd, const Server& server);
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+
+    std::int64_t run();
+
+    // --- for the Exchange ---
+    // Sends every byte of the vector (consumed as it goes); 0 or -errno.
+    // Corked (MSG_MORE) when `more` follows at once, and while pipelined
+    // requests wait to be answered.
+    int send(iovec* iov, int count, bool more = false);
+    // Sends `length` bytes of `file` from `offset`; 0 or -errno (-EIO when
+    // the file ended early).
+    int send_file(int file, off_t offset, std::uint64_t length);
+    // The request body, de-chunked: bytes, 0 at its end, or -errno (-EFBIG
+    // past max_request_body, -EPROTO when malformed, -ETIMEDOUT).
+    ssize_t read_body(void* buffer, std::size_t n);
+    // Pushes out corked responses: before waiting on anything but this
+    // connection's own reads and writes.
+    void flush();
+
+    int fd() const { return fd_; }
+    const Server& server() const { return server_; }
+
+private:
+    enum class Next : std::uint8_t { keep_alive, close, linger };
+
+    // Reads more into the buffer: bytes, 0 at end of stream, or -errno. Waits
+    // if none are there: until the head's deadline, or `timeout_ms`.
+    ssize_t receive(std::size_t at, std::uint32_t timeout_ms, bool head_deadline);
+    // Waits for `interest` on the connection, at most `timeout_ms`.
+    std::int64_t wait(std::uint8_t interest, std::uint32_t timeout_ms);
+    Next handle(std::size_t head_size);
+    Next answer_bad_request(int status, std::string_view reason);
+    Next finish_body(Exchange& exchange);
+    void log(const Exchange& exchange);
+    std::int64_t close_gracefully();
+
+    const int fd_;
+    const Server& server_;
+    const ServerOptions& options_;
+    RequestParser parser_;
+    Request request_;
+    std::size_t pos_ = 0;
+    std::size_t end_ = 0;
+    std::size_t body_base_ = 0; // where body bytes are read in: after the head
+    bool corked_ = false;       // a response went out with MSG_MORE
+    bool pipelined_ = false;    // bytes of a next request are waiting
+    bool deadline_armed_ = false;
+    bool served_ = false; // a request was answered on this connection
+    // The current request's body.
+    std::uint64_t body_left_ = 0; // Content-Length bytes not yet read
+    bool body_done_ = true;
+    bool continue_sent_ = false;
+    int body_error_ = 0;
+    ChunkedDecoder chunked_;
+    char remote_[48] = ""; // the peer's address for the access log, once looked up
+    char path_[8192];      // the decoded path: never longer than the request line
+    char buffer_[kBufferSize];
+};
+
+} // namespace weft::http

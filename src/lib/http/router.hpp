@@ -1,0 +1,41 @@
+#pragma once
+// Chooses the handler for a request: the site by Host, then the handler with
+// the longest prefix of the normalised path.
+//
+// A prefix matches on segment boundaries: /static serves /static and
+// /static/a.css but not /staticky; a prefix ending in '/' matches whatever
+// starts with it. Host names compare case-insensitively, without the port.
+// A Host no site names goes to the first site that names none (the default),
+// else to the first site.
+
+#include "http/handler.hpp"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace weft::http {
+
+class Router {
+public:
+    struct Site {
+        std::vector<std::string> hosts; // lower case; empty: the default site
+        std::vector<std::unique_ptr<Handler>> handlers;
+    };
+
+    // Sites are tried in the order given; handlers are sorted here.
+    void add_site(Site site);
+
+    // The handler for (host, path), or nullptr when no prefix matches.
+    const Handler* route(std::string_view host, std::string_view path) const;
+
+    static bool prefix_matches(std::string_view prefix, std::string_view path);
+
+private:
+    const Site* site_for(std::string_view host) const;
+
+    std::vector<Site> sites_;
+};
+
+} // namespace weft::http
