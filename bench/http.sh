@@ -125,6 +125,7 @@ head -c 1024 /dev/urandom >"$tmp/www/1k.bin"
 head -c $((1024 * 1024)) /dev/urandom >"$tmp/www/1m.bin"
 load=$bin/http_load
 clk_tck=$(getconf CLK_TCK)
+load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- servers -------------------------------------------------------------------
 
@@ -433,6 +434,8 @@ for s in "${servers[@]}"; do
     [[ $s == limit ]] || echo "idle bytes/conn $s: ${idle_bytes[$s]} ($idle connections)"
 done
 
+echo "load average (other work on the machine skews rps and cpu): $load_at_start at start," \
+    "$(cut -d' ' -f1-3 /proc/loadavg) at the end"
 echo "result hello_instr=$(get instr 'weft hello') file1k_instr=$(get instr 'weft file1k')" \
     "hello_cpu_vs_limit=$(ratio "$(get cpu 'weft hello')" "$(get cpu 'limit hello')")" \
     "file1k_cpu_vs_nginx=$(ratio "$(get cpu 'weft file1k')" "$(get cpu 'nginx file1k')")" \
