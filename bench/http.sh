@@ -423,6 +423,11 @@ get() { # ARRAY KEY: the median, or na
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "na" || b == "na" || b == 0) print "na";
                                             else printf "%.3f\n", a / b }'; }
 
+for s in "${servers[@]}"; do
+    for c in $(cases_of "$s"); do
+        log "$s $c by round: rps${rps[$s $c]}, p99_us${p99[$s $c]}, cpu_us${cpu[$s $c]}"
+    done
+done
 printf '%-6s %-7s %9s %8s %10s %11s %13s\n' server case rps p99_us instr/req cpu_us/req syscalls/req
 for s in "${servers[@]}"; do
     for c in $(cases_of "$s"); do
