@@ -11,7 +11,7 @@
 
 using weft::Loop;
 
-TEST_CASE("a channel delivers in order; send waits while full, receive while empty", "[event]") {
+TEST_CASE("a channel delivers in order, send waits while full, receive while empty", "[event]") {
     test::EventLoop t;
     weft::Channel<int> channel(t.loop, 3);
     std::vector<int> received;

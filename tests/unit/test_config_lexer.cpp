@@ -72,7 +72,7 @@ TEST_CASE("values: the rest of the line, a # only after a space starts a comment
     CHECK(s[3].value == "/data /conf");
 }
 
-TEST_CASE("quoted values take escapes; ${VAR} expands, \\$ does not", "[config]") {
+TEST_CASE("quoted values take escapes, ${VAR} expands, \\$ does not", "[config]") {
     const auto s = statements(R"(body = "say \"hi\"\n\tnow # not a comment"
 root = ${ROOT}/html
 listen = 127.0.0.1:${PORT}
@@ -88,7 +88,7 @@ blank = [${EMPTY}]
     CHECK(s[5].value == "[]");
 }
 
-TEST_CASE("a word and a value make a directive; the schema says which exist", "[config]") {
+TEST_CASE("a word and a value make a directive, the schema says which exist", "[config]") {
     const auto s = statements("listener 127.0.0.1:${PORT}  # repeatable\nthreads 0\nbare\n");
     CHECK((s[0].kind == Kind::directive && s[0].key == "listener" &&
            s[0].value == "127.0.0.1:8080" && s[0].value_column == 10));

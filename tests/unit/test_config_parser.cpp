@@ -56,6 +56,7 @@ TEST_CASE("DESIGN.md's example loads with every value in place", "[config]") {
 threads = 2
 keep_alive_timeout = 15s
 request_timeout = 10s
+send_timeout = 30s
 max_request_body = 16M
 access_log = off
 error_log = stderr
@@ -108,6 +109,7 @@ site {
 )");
     CHECK(c.threads == 2);
     CHECK(c.keep_alive_timeout == 15s);
+    CHECK(c.send_timeout == 30s);
     CHECK(c.max_request_body == 16u << 20);
     REQUIRE(c.listeners.size() == 2);
     CHECK(c.listeners[1].to_string() == "unix:/run/weft.sock");
@@ -139,6 +141,8 @@ TEST_CASE("an empty configuration is the defaults, on 127.0.0.1:8080", "[config]
     CHECK(c.threads == 0);
     CHECK(c.keep_alive_timeout == 15s);
     CHECK(c.request_timeout == 10s);
+    CHECK(c.body_timeout == 60s);
+    CHECK(c.send_timeout == 60s);
     CHECK(c.max_request_body == 16u << 20);
     CHECK(c.access_log == "off");
     REQUIRE(c.listeners.size() == 1);
@@ -193,7 +197,7 @@ TEST_CASE("schema errors name file, line, column and what was expected", "[confi
           "a default)");
 }
 
-TEST_CASE("includes are relative to the including file; cycles and missing files are errors",
+TEST_CASE("includes are relative to the including file, cycles and missing files are errors",
           "[config]") {
     Files files;
     REQUIRE(system(("mkdir -p " + files.dir + "/sites").c_str()) == 0);

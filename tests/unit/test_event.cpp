@@ -138,7 +138,7 @@ TEST_CASE("a completed event replays its result to late subscribers", "[event]")
     e.unsubscribe(late);
 }
 
-TEST_CASE("start and stop are counted; a stop with nothing started steals nothing", "[event]") {
+TEST_CASE("start and stop are counted, a stop with nothing started steals nothing", "[event]") {
     test::EventLoop t;
     Manual e(t.loop);
     auto& state = weft::EventState::of(t.loop);
@@ -161,7 +161,7 @@ TEST_CASE("start and stop are counted; a stop with nothing started steals nothin
     other.stop();
 }
 
-TEST_CASE("an event made on the heap lives while referenced; dispose is idempotent", "[event]") {
+TEST_CASE("an event made on the heap lives while referenced, dispose is idempotent", "[event]") {
     test::EventLoop t;
     auto* e = Event::make<Manual>(t.loop);
     weft::Ref<Manual> held = weft::Ref<Manual>::adopt(e);

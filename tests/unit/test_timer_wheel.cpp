@@ -89,7 +89,7 @@ TEST_CASE("next_timeout never sleeps past a deadline", "[timer]") {
     }
 }
 
-TEST_CASE("a cancelled timer never fires; cancel is idempotent", "[timer]") {
+TEST_CASE("a cancelled timer never fires, cancel is idempotent", "[timer]") {
     TimerWheel wheel(0);
     std::vector<std::pair<std::uint64_t, int>> log;
     std::vector<Probe> probes(1000);

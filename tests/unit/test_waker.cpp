@@ -70,7 +70,7 @@ TEST_CASE("await_any over {fd, timer, channel} returns the winner, losers unsubs
     close(sv[1]);
 }
 
-TEST_CASE("await_all waits for every event; a timeout ends any wait", "[event]") {
+TEST_CASE("await_all waits for every event, a timeout ends any wait", "[event]") {
     test::EventLoop t;
     AwaitResult all{}, timed_out{}, none_fired{};
     std::uint64_t waited = 0;

@@ -42,6 +42,8 @@ std::unique_ptr<BuiltServer> build_server(const config::Config& config, std::str
     http::ServerOptions& options = built->server.options;
     options.request_timeout_ms = to_ms(config.request_timeout);
     options.keep_alive_timeout_ms = to_ms(config.keep_alive_timeout);
+    options.body_timeout_ms = to_ms(config.body_timeout);
+    options.send_timeout_ms = to_ms(config.send_timeout);
     options.max_request_body = config.max_request_body;
     for (const config::Site& site : config.sites) {
         http::Router::Site routed;

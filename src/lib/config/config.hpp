@@ -71,7 +71,9 @@ struct Site {
 struct Config {
     unsigned threads = 0; // one loop per CPU
     milliseconds keep_alive_timeout{15'000};
-    milliseconds request_timeout{10'000};
+    milliseconds request_timeout{10'000}; // to receive a whole request head
+    milliseconds body_timeout{60'000};    // between two reads of a request body
+    milliseconds send_timeout{60'000};    // between two writes of a response
     std::uint64_t max_request_body = 16u << 20;
     std::string access_log = "off"; // off | stderr | a path
     std::string error_log = "stderr";

@@ -1,66 +1,522 @@
-// A first cut, replaced by the full handler (ranges, caching, listing...).
 #include "handlers/files.hpp"
 
+#include "handlers/file_access.hpp"
+#include "handlers/file_cache.hpp"
+#include "handlers/file_conditions.hpp"
+#include "handlers/file_encoding.hpp"
+#include "handlers/file_listing.hpp"
+#include "handlers/file_open.hpp"
+#include "handlers/file_ranges.hpp"
+#include "http/date.hpp"
 #include "http/exchange.hpp"
+#include "http/mime.hpp"
+#include "loop/loop.hpp"
 
-#include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <charconv>
+#include <climits>
 #include <cstring>
+#include <ctime>
+#include <memory>
+#include <vector>
 
 namespace weft::handlers {
+namespace {
 
-struct FilesHandler::State {
-    int root = -1;
-    std::string index;
-    ~State() {
-        if (root >= 0) ::close(root);
+// Per loop and handler; files up to kCachedFileMax are kept.
+constexpr std::size_t kCacheCapacity = 8u << 20;
+constexpr std::uint64_t kCachedFileMax = 64u << 10;
+// A cached entry is checked against the disk (one fstatat) at most this
+// often, so a file replaced on disk may be served stale for up to a second.
+constexpr std::uint64_t kRevalidateMs = 1000;
+// A file modified this recently may still be being written: a rewrite of
+// the same size within the file system's timestamp granularity would leave
+// its stamp unchanged, and a copy read mid-write would then never be
+// replaced. Such files are served from disk until they settle.
+constexpr std::time_t kSettleSeconds = 2;
+
+constexpr std::string_view kTextPlain = "text/plain; charset=utf-8";
+
+std::uint64_t now_ms() {
+    if (const Loop* loop = Loop::current()) return loop->now();
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+    return static_cast<std::uint64_t>(now.tv_sec) * 1000 +
+           static_cast<std::uint64_t>(now.tv_nsec) / 1000000;
+}
+
+std::time_t wall_seconds() {
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME_COARSE, &now);
+    return now.tv_sec;
+}
+
+// The handler's settings, resolved at create().
+struct Settings {
+    OwnedFd root;
+    Resolver resolver = Resolver::openat2;
+    std::string index; // "" for none
+    bool listing = false;
+    bool precompressed = false;
+    std::string cache_control;
+    std::vector<std::string> deny; // normalised prefixes
+    // Identifies the handler to the per-thread caches, which outlive it.
+    std::uint64_t id = 0;
+    std::shared_ptr<const bool> alive = std::make_shared<const bool>(true);
+
+    bool denies(std::string_view path) const {
+        return std::any_of(deny.begin(), deny.end(),
+                           [&](const std::string& prefix) { return is_beneath(path, prefix); });
     }
 };
 
-FilesHandler::FilesHandler(std::unique_ptr<State> state, std::string prefix)
-    : Handler(std::move(prefix)), state_(std::move(state)) {}
+// This thread's cache for the handler. Caches of handlers that are gone
+// (a reload) are dropped when this thread next meets a new handler.
+FileCache& loop_cache(const Settings& settings) {
+    struct Slot {
+        std::uint64_t id;
+        std::weak_ptr<const bool> alive;
+        std::unique_ptr<FileCache> cache;
+    };
+    thread_local std::vector<Slot> slots;
+    for (Slot& slot : slots)
+        if (slot.id == settings.id) return *slot.cache;
+    std::erase_if(slots, [](const Slot& slot) { return slot.alive.expired(); });
+    slots.push_back({settings.id, settings.alive, std::make_unique<FileCache>(kCacheCapacity)});
+    return *slots.back().cache;
+}
 
-FilesHandler::~FilesHandler() = default;
+// A file's path beneath the root: the URL path without its leading '/',
+// the index name after a trailing '/', and a twin's suffix.
+class FsPath {
+public:
+    explicit FsPath(std::string_view url_path, std::string_view index)
+        : directory_(url_path.substr(1)), index_(url_path.back() == '/' ? index : "") {}
+
+    // NUL-terminated, or nullptr when too long for any file system.
+    const char* file(Encoding encoding) { return compose(index_, twin_suffix(encoding)); }
+    // The directory a trailing-'/' path names ("" for the root).
+    const char* directory() { return compose({}, {}); }
+
+private:
+    const char* compose(std::string_view index, std::string_view suffix) {
+        if (directory_.size() + index.size() + suffix.size() >= sizeof text_) return nullptr;
+        char* p = std::copy(directory_.begin(), directory_.end(), text_);
+        p = std::copy(index.begin(), index.end(), p);
+        p = std::copy(suffix.begin(), suffix.end(), p);
+        *p = '\0';
+        return text_;
+    }
+
+    std::string_view directory_;
+    std::string_view index_;
+    char text_[PATH_MAX];
+};
+
+// What a response describes: a file's bytes in memory or in an open file,
+// and its validators.
+struct Representation {
+    std::string_view content_type;
+    Encoding encoding;
+    std::uint64_t size;
+    std::time_t modified;
+    std::string_view etag;
+    std::string_view last_modified;
+    const char* body; // the bytes in memory, or nullptr:
+    int fd;           // read them from here
+};
+
+void send_page(http::Exchange& exchange, int status, std::string_view text) {
+    exchange.status(status);
+    exchange.header("Content-Type", kTextPlain);
+    exchange.send(text);
+}
+
+void answer_open_error(http::Exchange& exchange, int error) {
+    switch (error) {
+    case ENOENT:
+    case ENOTDIR:
+    case ENAMETOOLONG:
+        exchange.send_error(404);
+        return;
+    case EACCES:
+    case EPERM:
+    case EXDEV: // a path out of the root
+    case ELOOP: // a symlink the resolver would not follow
+        exchange.send_error(403);
+        return;
+    case EMFILE:
+    case ENFILE:
+    case ENOMEM:
+        exchange.send_error(503);
+        return;
+    default:
+        exchange.send_error(500);
+        return;
+    }
+}
+
+// Reads size bytes from the start of fd; false when the file is not that
+// size any more.
+bool read_whole(int fd, std::string& body, std::uint64_t size) {
+    body.resize(size);
+    std::size_t done = 0;
+    while (done < size) {
+        const ssize_t n = pread(fd, body.data() + done, size - done, static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        done += static_cast<std::size_t>(n);
+    }
+    char extra;
+    return pread(fd, &extra, 1, static_cast<off_t>(size)) == 0;
+}
+
+// One request to the handler.
+class FileRequest {
+public:
+    FileRequest(http::Exchange& exchange, const Settings& settings)
+        : exchange_(exchange), settings_(settings), path_(exchange.path()),
+          conditions_(read_conditions(exchange.request())), cache_(loop_cache(settings)),
+          fs_path_(path_, settings.index) {}
+
+    void serve();
+
+private:
+    bool fresh(CachedFile& file, Encoding encoding);
+    bool serve_twin(Encoding encoding);
+    void remember_missing_twins();
+    void serve_file();
+    void serve_opened(OwnedFd fd, const struct stat& st, Encoding encoding);
+    void serve_directory();
+    void redirect_to_directory();
+    std::string_view content_type() const {
+        return http::mime_type(path_.back() == '/' ? std::string_view(settings_.index) : path_);
+    }
+
+    void respond(const Representation& r);
+    void respond_from(CachedFile& file, Encoding encoding);
+    void validators(const Representation& r);
+    void send_ranges(const Representation& r, const RangeRequest& ranges);
+
+    http::Exchange& exchange_;
+    const Settings& settings_;
+    std::string_view path_;
+    Conditions conditions_;
+    FileCache& cache_;
+    FsPath fs_path_;
+    std::uint8_t missing_twins_ = 0; // bits by Encoding: not found on disk
+};
+
+void FileRequest::serve() {
+    TwinOrder twins;
+    if (settings_.precompressed && !(path_.back() == '/' && settings_.index.empty()))
+        twins = twin_order(conditions_.accept_encoding);
+    // The twins the client takes, best first, then the file itself; the
+    // cache answers for each what it knows, the disk the rest.
+    for (std::uint8_t i = 0; i <= twins.count; ++i) {
+        const Encoding encoding = i < twins.count ? twins.twins[i] : Encoding::identity;
+        CachedFile* cached = cache_.find(path_, encoding);
+        if (cached && fresh(*cached, encoding)) {
+            if (cached->absent) continue;
+            return respond_from(*cached, encoding);
+        }
+        if (encoding == Encoding::identity) return serve_file();
+        if (serve_twin(encoding)) return;
+    }
+}
+
+// Whether a cached entry still matches the disk, checked at most once per
+// kRevalidateMs; a stale one is dropped.
+bool FileRequest::fresh(CachedFile& file, Encoding encoding) {
+    const std::uint64_t now = now_ms();
+    if (now - file.checked_ms < kRevalidateMs) return true;
+    // fstatat may follow a symlink the open would refuse; that only
+    // compares identities, and a mismatch sends the request to the open.
+    const char* path = fs_path_.file(encoding);
+    struct stat st {};
+    const bool exists =
+        path && fstatat(settings_.root.get(), path, &st, 0) == 0 && S_ISREG(st.st_mode);
+    if (file.absent ? exists : (!exists || FileStamp::of(st) != file.stamp)) {
+        cache_.erase(path_, encoding);
+        return false;
+    }
+    file.checked_ms = now;
+    return true;
+}
+
+bool FileRequest::serve_twin(Encoding encoding) {
+    const char* path = fs_path_.file(encoding);
+    OwnedFd fd{path ? open_beneath(settings_.root.get(), path, settings_.resolver) : -ENAMETOOLONG};
+    struct stat st {};
+    if (fd.get() >= 0 && fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode)) {
+        serve_opened(std::move(fd), st, encoding);
+        return true;
+    }
+    missing_twins_ |= 1u << static_cast<unsigned>(encoding);
+    return false;
+}
+
+void FileRequest::remember_missing_twins() {
+    for (const Encoding encoding : {Encoding::gzip, Encoding::br}) {
+        if (!(missing_twins_ & (1u << static_cast<unsigned>(encoding)))) continue;
+        CachedFile absent;
+        absent.absent = true;
+        absent.checked_ms = now_ms();
+        cache_.insert(path_, encoding, std::move(absent));
+    }
+}
+
+void FileRequest::serve_file() {
+    const bool trailing_slash = path_.back() == '/';
+    const char* path = fs_path_.file(Encoding::identity);
+    if (!path) {
+        exchange_.send_error(404);
+        return;
+    }
+    const int opened = open_beneath(settings_.root.get(), path, settings_.resolver);
+    if (opened < 0) {
+        if (trailing_slash && opened == -ENOENT) return serve_directory();
+        return answer_open_error(exchange_, -opened);
+    }
+    OwnedFd fd{opened};
+    struct stat st {};
+    if (fstat(fd.get(), &st) != 0) return answer_open_error(exchange_, errno);
+    if (S_ISDIR(st.st_mode)) {
+        // A trailing '/' here means the index name is itself a directory.
+        return trailing_slash ? serve_directory() : redirect_to_directory();
+    }
+    if (!S_ISREG(st.st_mode)) {
+        exchange_.send_error(403);
+        return;
+    }
+    serve_opened(std::move(fd), st, Encoding::identity);
+}
+
+void FileRequest::serve_opened(OwnedFd fd, const struct stat& st, Encoding encoding) {
+    // Only now, with a file to answer for, are the missing twins worth
+    // remembering: a client asking for files that do not exist must not
+    // fill the cache.
+    if (encoding == Encoding::identity) remember_missing_twins();
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    CachedFile file;
+    file.stamp = FileStamp::of(st);
+    file.modified = st.st_mtim.tv_sec;
+    file.content_type = content_type();
+    file.etag_size = static_cast<std::uint8_t>(format_etag(st, file.etag));
+    http::format_http_date(file.modified, file.last_modified);
+    if (size <= kCachedFileMax && wall_seconds() - file.modified >= kSettleSeconds &&
+        read_whole(fd.get(), file.body, size)) {
+        fd.reset();
+        file.checked_ms = now_ms();
+        if (CachedFile* stored = cache_.insert(path_, encoding, std::move(file)))
+            return respond_from(*stored, encoding);
+        // The capacity is far above kCachedFileMax: not reached.
+        {
+            exchange_.send_error(500);
+            return;
+        }
+    }
+    respond({file.content_type, encoding, size, file.modified, file.etag_view(),
+             file.last_modified_view(), nullptr, fd.get()});
+}
+
+void FileRequest::serve_directory() {
+    const char* path = fs_path_.directory();
+    const int opened = open_beneath(settings_.root.get(), path, settings_.resolver);
+    if (opened < 0) return answer_open_error(exchange_, -opened);
+    OwnedFd fd{opened};
+    struct stat st {};
+    if (fstat(fd.get(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        exchange_.send_error(404);
+        return;
+    }
+    if (!settings_.listing) {
+        exchange_.send_error(403);
+        return;
+    }
+    std::vector<ListingEntry> entries;
+    if (const int error = read_listing(fd.release(), entries); error < 0)
+        return answer_open_error(exchange_, -error);
+    if (!settings_.deny.empty()) {
+        std::string child(path_);
+        std::erase_if(entries, [&](const ListingEntry& entry) {
+            child.resize(path_.size());
+            child += entry.name;
+            return settings_.denies(child);
+        });
+    }
+    const std::string page = render_listing(path_, entries);
+    exchange_.header("Content-Type", "text/html; charset=utf-8");
+    exchange_.send(page);
+}
+
+void FileRequest::redirect_to_directory() {
+    std::string location;
+    location.reserve(path_.size() + exchange_.request().query.size() + 8);
+    append_percent_encoded(location, path_, true);
+    location += '/';
+    if (!exchange_.request().query.empty()) {
+        location += '?';
+        location += exchange_.request().query;
+    }
+    exchange_.status(301);
+    exchange_.header("Location", location);
+    exchange_.header("Content-Type", kTextPlain);
+    exchange_.send("301 Moved Permanently\n");
+}
+
+void FileRequest::respond_from(CachedFile& file, Encoding encoding) {
+    const FilePin pin(cache_, file);
+    respond({file.content_type, encoding, file.body.size(), file.modified, file.etag_view(),
+             file.last_modified_view(), file.body.data(), -1});
+}
+
+void FileRequest::validators(const Representation& r) {
+    exchange_.header("Last-Modified", r.last_modified);
+    exchange_.header("ETag", r.etag);
+    if (!settings_.cache_control.empty())
+        exchange_.header("Cache-Control", settings_.cache_control);
+    if (settings_.precompressed) exchange_.header("Vary", "Accept-Encoding");
+}
+
+void FileRequest::respond(const Representation& r) {
+    switch (evaluate(conditions_, r.etag, r.modified)) {
+    case Verdict::precondition_failed: {
+        exchange_.send_error(412);
+        return;
+    }
+    case Verdict::not_modified:
+        exchange_.status(304);
+        validators(r);
+        exchange_.send({});
+        return;
+    case Verdict::proceed:
+        break;
+    }
+    // Range is defined for GET only (RFC 9110 §14.2): a HEAD gets the 200 head.
+    RangeRequest ranges;
+    if (!conditions_.range.empty() && exchange_.request().method == http::Method::get &&
+        range_allowed(conditions_.if_range, r.etag, r.modified))
+        ranges = parse_ranges(conditions_.range, r.size);
+    if (ranges.kind == RangeRequest::Kind::unsatisfiable) {
+        char value[32] = "bytes */";
+        const char* end = std::to_chars(value + 8, value + sizeof value, r.size).ptr;
+        exchange_.header("Content-Range", {value, static_cast<std::size_t>(end - value)});
+        if (settings_.precompressed) exchange_.header("Vary", "Accept-Encoding");
+        return send_page(exchange_, 416, "416 Range Not Satisfiable\n");
+    }
+    if (ranges.kind == RangeRequest::Kind::partial && ranges.count > 1)
+        return send_ranges(r, ranges);
+    exchange_.header("Content-Type", r.content_type);
+    if (r.encoding != Encoding::identity)
+        exchange_.header("Content-Encoding", content_coding(r.encoding));
+    validators(r);
+    exchange_.header("Accept-Ranges", "bytes");
+    ByteRange range{0, r.size - 1};
+    if (ranges.kind == RangeRequest::Kind::partial) {
+        range = ranges.ranges[0];
+        char value[6 + kContentRangeCapacity] = "bytes ";
+        const std::size_t n = 6 + format_content_range(range, r.size, value + 6);
+        exchange_.status(206);
+        exchange_.header("Content-Range", {value, n});
+    }
+    if (r.size == 0) {
+        exchange_.send({});
+    } else if (r.body) {
+        exchange_.send({r.body + range.first, range.length()});
+    } else {
+        exchange_.send_file(r.fd, static_cast<off_t>(range.first), range.length());
+    }
+}
+
+void FileRequest::send_ranges(const Representation& r, const RangeRequest& ranges) {
+    char boundary[kBoundaryLength];
+    make_boundary(boundary);
+    const Multipart multipart{{boundary, kBoundaryLength}, r.content_type, r.size};
+    static constexpr std::string_view kType = "multipart/byteranges; boundary=";
+    char type[kType.size() + kBoundaryLength];
+    std::memcpy(type, kType.data(), kType.size());
+    std::memcpy(type + kType.size(), boundary, kBoundaryLength);
+
+    exchange_.status(206);
+    exchange_.header("Content-Type", {type, sizeof type});
+    if (r.encoding != Encoding::identity)
+        exchange_.header("Content-Encoding", content_coding(r.encoding));
+    validators(r);
+    exchange_.header("Accept-Ranges", "bytes");
+    if (exchange_.begin(multipart.body_length(ranges.ranges, ranges.count)) != 0) return;
+    char head[512];
+    for (std::uint8_t i = 0; i < ranges.count; ++i) {
+        const ByteRange& range = ranges.ranges[i];
+        exchange_.write({head, multipart.part_head(range, head, sizeof head)});
+        if (r.body)
+            exchange_.write({r.body + range.first, range.length()});
+        else
+            exchange_.write_file(r.fd, static_cast<off_t>(range.first), range.length());
+    }
+    exchange_.write(multipart.tail(head, sizeof head));
+    exchange_.finish();
+}
+
+std::string normalised_prefix(std::string prefix) {
+    if (prefix.empty() || prefix.front() != '/') prefix.insert(prefix.begin(), '/');
+    while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
+    return prefix;
+}
+
+std::atomic<std::uint64_t> next_handler_id{1};
+
+} // namespace
+
+struct FilesHandler::State : Settings {};
 
 std::unique_ptr<FilesHandler> FilesHandler::create(const config::FilesHandler& config,
                                                    std::string_view site_root, std::string& error) {
-    auto state = std::make_unique<State>();
-    const std::string root = config.root.empty() ? std::string(site_root) : config.root;
-    state->root = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (state->root < 0) {
-        error =
-            "files " + config.prefix + ": cannot open root " + root + ": " + std::strerror(errno);
+    const std::string root(config.root.empty() ? site_root : std::string_view(config.root));
+    const std::string name = "files " + config.prefix + ": ";
+    if (root.empty()) {
+        error = name + "no root: set one in the handler or its site";
         return nullptr;
     }
+    const int fd = open_root(root.c_str());
+    if (fd < 0) {
+        error = name + "cannot open the root " + root + ": " + std::strerror(-fd);
+        return nullptr;
+    }
+    auto state = std::make_unique<State>();
+    state->root.reset(fd);
+    state->resolver = probe_resolver(fd);
     state->index = config.index;
+    state->listing = config.listing;
+    state->precompressed = config.precompressed;
+    state->cache_control = config.cache_control;
+    for (const std::string& prefix : config.deny) state->deny.push_back(normalised_prefix(prefix));
+    state->id = next_handler_id.fetch_add(1, std::memory_order_relaxed);
     return std::unique_ptr<FilesHandler>(new FilesHandler(std::move(state), config.prefix));
 }
 
+FilesHandler::FilesHandler(std::unique_ptr<State> state, std::string prefix)
+    : http::Handler(std::move(prefix)), state_(std::move(state)) {}
+
+FilesHandler::~FilesHandler() = default;
+
 void FilesHandler::serve(http::Exchange& exchange) const {
-    std::string relative(exchange.path().substr(1));
-    if (relative.empty() || relative.back() == '/') relative += state_->index;
-    open_how how{};
-    how.flags = O_RDONLY | O_CLOEXEC;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-    const int fd =
-        static_cast<int>(::syscall(SYS_openat2, state_->root, relative.c_str(), &how, sizeof how));
-    if (fd < 0) {
-        exchange.send_error(404);
+    const http::Method method = exchange.request().method;
+    if (method != http::Method::get && method != http::Method::head) {
+        exchange.header("Allow", "GET, HEAD");
+        return send_page(exchange, 405, "405 Method Not Allowed\n");
+    }
+    const std::string_view path = exchange.path();
+    if (path.empty() || path.front() != '/' || has_dot_segment(path) || state_->denies(path)) {
+        exchange.send_error(403);
         return;
     }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        exchange.send_error(404);
-        return;
-    }
-    exchange.send_file(fd, 0, static_cast<std::uint64_t>(st.st_size));
-    ::close(fd);
+    FileRequest(exchange, *state_).serve();
 }
 
 } // namespace weft::handlers

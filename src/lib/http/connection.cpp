@@ -52,7 +52,10 @@ std::int64_t Connection::wait(std::uint8_t interest, std::uint32_t timeout_ms) {
 ssize_t Connection::receive(std::size_t at, std::uint32_t timeout_ms, bool head_deadline) {
     for (;;) {
         const ssize_t n = ::recv(fd_, buffer_ + at, kBufferSize - at, 0);
-        if (n >= 0) return n;
+        if (n >= 0) {
+            drained_ = static_cast<std::size_t>(n) < kBufferSize - at;
+            return n;
+        }
         if (errno == EINTR) continue;
         if (errno != EAGAIN) return -errno;
         Loop& loop = *Loop::current();
@@ -91,9 +94,12 @@ std::int64_t Connection::run() {
             pos_ = 0;
         }
         if (end_ == 0) {
-            const ssize_t n = ::recv(fd_, buffer_, kBufferSize, 0);
-            if (n < 0 && errno == EAGAIN) {
-                // Nothing of a next request: give the stack back until bytes come.
+            // Nothing of a next request is buffered. When the last read left
+            // the socket empty, any byte that comes later raises a new edge,
+            // so the connection parks at once, without trying a read that
+            // would say EAGAIN: the stack goes back until bytes come.
+            const ssize_t n = drained_ ? -1 : ::recv(fd_, buffer_, kBufferSize, 0);
+            if (n < 0 && (drained_ || errno == EAGAIN)) {
                 Loop& loop = *Loop::current();
                 if (loop.stopping()) return kClose;
                 loop.set_timeout(fd_, served_ ? options_.keep_alive_timeout_ms
@@ -102,6 +108,7 @@ std::int64_t Connection::run() {
             }
             if (n <= 0) return kClose;
             end_ = static_cast<std::size_t>(n);
+            drained_ = static_cast<std::size_t>(n) < kBufferSize;
         }
         parser_.reset();
         ParseStatus status;
@@ -214,12 +221,7 @@ Connection::Next Connection::answer_bad_request(int status, std::string_view rea
 Connection::Next Connection::finish_body(Exchange& exchange) {
     if (body_done_) return Next::keep_alive;
     if (body_error_) return Next::linger;
-    if (request_.expect_continue && !continue_sent_ && pos_ == end_) {
-        // The client waits for 100 Continue before it sends the body; the
-        // final answer went out instead, so it may never send one.
-        exchange.close_after();
-        return Next::close;
-    }
+    if (awaits_continue()) return Next::linger; // the answer said Connection: close
     if (exchange.closing()) return Next::linger;
     char sink[2048];
     for (;;) {
@@ -319,6 +321,9 @@ ssize_t Connection::read_body(void* out, std::size_t n) {
             // Straight into the caller's buffer, never past the body's end.
             for (;;) {
                 got = ::recv(fd_, into, want, 0);
+                // A read that filled `want` may have left bytes of the next
+                // request in the socket, with no edge to come for them.
+                if (got >= 0) drained_ = static_cast<std::size_t>(got) < want;
                 if (got >= 0 || errno != EAGAIN) break;
                 const std::int64_t woke = wait(kReadable, options_.body_timeout_ms);
                 if (woke < 0 && woke != kHangup) return body_error_ = static_cast<int>(woke);

@@ -59,6 +59,13 @@ public:
     // connection's own reads and writes.
     void flush();
 
+    // The client waits for 100 Continue before sending the body it announced,
+    // and none was sent: a final answer now means the connection closes
+    // after it (the body may never come).
+    bool awaits_continue() const {
+        return !body_done_ && request_.expect_continue && !continue_sent_ && pos_ == end_;
+    }
+
     int fd() const { return fd_; }
     const Server& server() const { return server_; }
 
@@ -88,6 +95,9 @@ private:
     bool pipelined_ = false;    // bytes of a next request are waiting
     bool deadline_armed_ = false;
     bool served_ = false; // a request was answered on this connection
+    // The last read returned less than it asked for: the socket was empty
+    // then, so whatever arrives later raises a fresh readiness edge.
+    bool drained_ = false;
     // The current request's body.
     std::uint64_t body_left_ = 0; // Content-Length bytes not yet read
     bool body_done_ = true;

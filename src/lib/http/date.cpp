@@ -43,9 +43,31 @@ bool clock_time(std::string_view text, std::size_t at, std::tm& tm) {
            tm.tm_sec >= 0 && tm.tm_sec <= 60;
 }
 
+int days_in_month(int month, int year) {
+    constexpr int kDays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    return month == 1 && leap ? 29 : kDays[month];
+}
+
+// timegm() would carry "31 Feb" into March: a date that does not exist is
+// refused instead.
 std::optional<std::time_t> to_time(std::tm& tm) {
-    if (tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_mon < 0 || tm.tm_year < 0) return std::nullopt;
+    if (tm.tm_mon < 0 || tm.tm_year < 0 || tm.tm_mday < 1 ||
+        tm.tm_mday > days_in_month(tm.tm_mon, tm.tm_year + 1900))
+        return std::nullopt;
     return timegm(&tm);
+}
+
+// RFC 9110 §5.6.7: a two-digit year read in this century that would be more
+// than 50 years in the future is the most recent past year with those digits.
+// A fixed pivot would drift out of that rule as the clock moves.
+int rfc850_year(int two_digits) {
+    const std::time_t now = std::time(nullptr);
+    std::tm today{};
+    gmtime_r(&now, &today);
+    const int year = today.tm_year + 1900;
+    int full = year - year % 100 + two_digits;
+    return full > year + 50 ? full - 100 : full;
 }
 
 } // namespace
@@ -95,7 +117,7 @@ std::optional<std::time_t> parse_http_date(std::string_view text) {
         tm.tm_mon = month_number(rest.substr(4, 3));
         const int yy = digits(rest, 8, 2);
         if (yy < 0) return std::nullopt;
-        tm.tm_year = yy < 70 ? yy + 100 : yy; // RFC 9110: a two-digit year 50+ years ahead is past
+        tm.tm_year = rfc850_year(yy) - 1900;
         if (!clock_time(rest, 11, tm)) return std::nullopt;
         return to_time(tm);
     }

@@ -25,7 +25,11 @@ char* put_number(char* out, std::uint64_t n) {
 }
 
 bool has_line_break(std::string_view text) {
-    return text.find_first_of("\r\n") != std::string_view::npos;
+    // A plain loop: values are short, and find_first_of calls memchr once
+    // per character of its set for each byte.
+    for (const char c : text)
+        if (c == '\r' || c == '\n') return true;
+    return false;
 }
 
 } // namespace
@@ -79,7 +83,7 @@ int Exchange::send_head(std::uint64_t length, std::string_view body, bool more) 
             close_after_ = true;
         }
     }
-    if (!request_.keep_alive) close_after_ = true;
+    if (!request_.keep_alive || connection_.awaits_continue()) close_after_ = true;
     if (Loop* loop = Loop::current(); loop && loop->stopping()) close_after_ = true;
 
     char lead[kLeadRoom];

@@ -54,6 +54,45 @@ constexpr CharSet kHost = [] {
     return set;
 }();
 
+// Eight bytes at a time, by the usual word tricks: each is exact about
+// whether a word holds such a byte (a borrow can only mark bytes after a
+// real one).
+constexpr std::uint64_t kOnes = 0x0101010101010101;  // 0x01 in every byte
+constexpr std::uint64_t kHighs = 0x8080808080808080; // 0x80 in every byte
+
+// 0x80 in a byte marks it: nonzero when some byte is below n.
+std::uint64_t bytes_below(std::uint64_t word, std::uint8_t n) {
+    return (word - kOnes * n) & ~word & kHighs;
+}
+
+// Nonzero when some byte is c.
+std::uint64_t bytes_equal(std::uint64_t word, char c) {
+    return bytes_below(word ^ (kOnes * static_cast<std::uint8_t>(c)), 1);
+}
+
+// A byte below 0x20 or DEL: the word needs a look byte by byte (HTAB is the
+// one such byte that is plain).
+bool has_special(std::uint64_t word) {
+    return (bytes_below(word, 0x20) | bytes_equal(word, 0x7f)) != 0;
+}
+
+std::uint64_t load64(const char* bytes) {
+    std::uint64_t word;
+    std::memcpy(&word, bytes, sizeof word);
+    return word;
+}
+
+// The first byte at or after p, before stop, that is not plain; or stop.
+std::size_t skip_plain(const char* bytes, std::size_t p, std::size_t stop) {
+    while (p < stop) {
+        while (stop - p >= 8 && !has_special(load64(bytes + p))) p += 8;
+        const std::size_t end = std::min(stop, p + 8);
+        while (p < end && in(kPlain, bytes[p])) ++p;
+        if (p < end) break;
+    }
+    return p;
+}
+
 bool all_in(const CharSet& set, std::string_view text) {
     for (char c : text)
         if (!in(set, c)) return false;
@@ -73,9 +112,26 @@ std::string_view trim(std::string_view text) {
     return text;
 }
 
-bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
-    return text.size() >= prefix.size() &&
-           equals_ignoring_case(text.substr(0, prefix.size()), prefix);
+// equals_ignoring_case() against a lower-case literal, small enough to
+// inline where every field name is compared.
+bool is(std::string_view text, std::string_view lower) {
+    if (text.size() != lower.size()) return false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c) != lower[i]) return false;
+    }
+    return true;
+}
+
+bool starts_with_ignoring_case(std::string_view text, std::string_view lower) {
+    return text.size() >= lower.size() && is(text.substr(0, lower.size()), lower);
+}
+
+// The first CR at or after p; the scan has made sure there is one before end.
+std::size_t find_cr(const char* bytes, std::size_t p, std::size_t end) {
+    while (end - p >= 8 && bytes_equal(load64(bytes + p), '\r') == 0) p += 8;
+    while (bytes[p] != '\r') ++p;
+    return p;
 }
 
 // Method names are case-sensitive (RFC 9110 §9.1): "get" is `other`.
@@ -131,7 +187,10 @@ bool RequestParser::refuse(int status, std::string_view reason) {
 }
 
 void RequestParser::reset() {
-    *this = RequestParser(limits_);
+    // Field by field: line_ is rewritten by the next request line.
+    scanned_ = line_start_ = line_end_ = head_size_ = fields_ = 0;
+    error_status_ = 0;
+    error_reason_ = {};
 }
 
 ParseStatus RequestParser::parse(std::string_view data, Request& request) {
@@ -154,8 +213,10 @@ ParseStatus RequestParser::scan(std::string_view data) {
     std::size_t p = scanned_;
     for (;;) {
         std::size_t stop = std::min(size, limits_.max_head);
-        if (line_end_ == 0) stop = std::min(stop, line_start_ + limits_.max_request_line + 1);
-        while (p < stop && in(kPlain, bytes[p])) ++p;
+        // Up to the byte that would make the request line one too long.
+        if (line_end_ == 0 && stop - line_start_ > limits_.max_request_line)
+            stop = line_start_ + limits_.max_request_line + 1;
+        p = skip_plain(bytes, p, stop);
         if (p >= stop) break;
         if (bytes[p] == '\n') return fail(400, "bare LF in the request head");
         if (bytes[p] != '\r') return fail(400, "control character in the request head");
@@ -222,6 +283,7 @@ bool RequestParser::parse_request_line(std::string_view line) {
 // Splits the target by its form (RFC 9112 §3.2); each form only with the
 // methods that use it.
 bool RequestParser::parse_target(std::string_view target) {
+    line_.path = line_.query = line_.authority = {};
     const bool connect = line_.method == Method::connect;
     if (target.front() == '/' && !connect) {
         const std::size_t q = target.find('?');
@@ -281,8 +343,7 @@ ParseStatus RequestParser::fill(std::string_view data, Request& request) {
     std::size_t p = line_end_ + 2;
     while (p < end) {
         // The scan guarantees this line ends with CRLF before `end`.
-        const auto* cr = static_cast<const char*>(std::memchr(bytes + p, '\r', end - p));
-        const std::string_view line(bytes + p, static_cast<std::size_t>(cr - (bytes + p)));
+        const std::string_view line(bytes + p, find_cr(bytes, p, end) - p);
         p += line.size() + 2;
 
         std::size_t colon = 0;
@@ -312,43 +373,42 @@ bool RequestParser::field(Header header, Request& request) {
     const std::string_view value = header.value;
     switch (name.size()) {
     case 4:
-        if (!equals_ignoring_case(name, "host")) break;
+        if (!is(name, "host")) break;
         if (seen_host_) return refuse(400, "repeated Host");
         if (!all_in(kHost, value)) return refuse(400, "malformed Host");
         seen_host_ = true;
         request.host = value;
         break;
     case 6:
-        if (equals_ignoring_case(name, "expect") && line_.minor == 1 &&
-            equals_ignoring_case(value, "100-continue"))
+        if (is(name, "expect") && line_.minor == 1 && is(value, "100-continue"))
             request.expect_continue = true;
         break;
     case 10: {
-        if (!equals_ignoring_case(name, "connection")) break;
+        if (!is(name, "connection")) break;
         std::string_view rest = value;
         while (!rest.empty()) {
             const std::size_t comma = std::min(rest.find(','), rest.size());
             const std::string_view option = trim(rest.substr(0, comma));
             rest.remove_prefix(std::min(comma + 1, rest.size()));
-            if (equals_ignoring_case(option, "close"))
+            if (is(option, "close"))
                 close_asked_ = true;
-            else if (equals_ignoring_case(option, "keep-alive"))
+            else if (is(option, "keep-alive"))
                 keep_alive_asked_ = true;
         }
         break;
     }
     case 14:
-        if (!equals_ignoring_case(name, "content-length")) break;
+        if (!is(name, "content-length")) break;
         if (seen_length_) return refuse(400, "repeated Content-Length");
         if (!parse_length(value, request.content_length))
             return refuse(400, "malformed Content-Length");
         seen_length_ = true;
         break;
     case 17:
-        if (!equals_ignoring_case(name, "transfer-encoding")) break;
+        if (!is(name, "transfer-encoding")) break;
         if (line_.minor == 0) return refuse(400, "Transfer-Encoding in HTTP/1.0");
         // A second field makes a list ("chunked, chunked"): not just chunked.
-        if (seen_coding_ || !equals_ignoring_case(value, "chunked"))
+        if (seen_coding_ || !is(value, "chunked"))
             return refuse(501, "unsupported transfer coding");
         seen_coding_ = true;
         request.chunked = true;

@@ -112,17 +112,18 @@ public:
     std::uint64_t decoded() const { return decoded_; }
 
 private:
+    // In this order: step() tells size-line and trailer states by range.
     enum class State : std::uint8_t {
-        size_start,    // the first hex digit of a chunk-size
-        size,          // more hex digits, BWS, ';' or CR
-        size_space,    // BWS after the size: more of it, ';' or CR
-        ext,           // chunk-ext outside a quoted string
-        ext_quoted,    // inside a quoted chunk-ext value
-        ext_escape,    // after a backslash in one
-        size_lf,       // the LF ending a size line
-        data,          // `remaining_` payload bytes
-        data_cr,       // the CRLF after a chunk's data
-        data_lf,       //
+        size_start, // the first hex digit of a chunk-size
+        size,       // more hex digits, BWS, ';' or CR
+        size_space, // BWS after the size: more of it, ';' or CR
+        ext,        // chunk-ext outside a quoted string
+        ext_quoted, // inside a quoted chunk-ext value
+        ext_escape, // after a backslash in one
+        size_lf,    // the LF ending a size line
+        data,       // `remaining_` payload bytes
+        data_cr,    // the CR, then the LF, after a chunk's data
+        data_lf,
         trailer_start, // a trailer field's first byte, or CR of the last line
         trailer_name,
         trailer_value,

@@ -1,0 +1,54 @@
+#pragma once
+// Validators and conditional requests (RFC 9110 §8.8, §13): a file's
+// entity-tag, and what If-Match, If-None-Match, If-Modified-Since,
+// If-Unmodified-Since and If-Range make of it.
+
+#include "http/request.hpp"
+
+#include <sys/stat.h>
+
+#include <cstddef>
+#include <ctime>
+#include <string_view>
+
+namespace weft::handlers {
+
+// A strong entity-tag from the file's identity and version: inode, size and
+// modification time in nanoseconds, in hex and quoted. Strong, so If-Range
+// (which compares strongly) can resume a download. Returns the length
+// written into out[0, kEtagCapacity).
+inline constexpr std::size_t kEtagCapacity = 3 * 16 + 4;
+std::size_t format_etag(const struct stat& st, char* out);
+
+// The request fields a file response depends on, found in one pass over
+// the head (empty when absent).
+struct Conditions {
+    std::string_view if_match;
+    std::string_view if_none_match;
+    std::string_view if_modified_since;
+    std::string_view if_unmodified_since;
+    std::string_view if_range;
+    std::string_view range;
+    std::string_view accept_encoding;
+};
+Conditions read_conditions(const http::Request& request);
+
+enum class Comparison : std::uint8_t { strong, weak };
+
+// Whether the field value `list` (entity-tags, or "*") holds `etag`, a strong
+// quoted tag. A weak comparison ignores W/ prefixes; a strong one never
+// matches a weak tag.
+bool etag_matches(std::string_view list, std::string_view etag, Comparison comparison);
+
+enum class Verdict : std::uint8_t { proceed, not_modified, precondition_failed };
+
+// RFC 9110 §13.2.2 in order, for a GET or HEAD of an existing file:
+// If-Match, else If-Unmodified-Since (412); If-None-Match, else
+// If-Modified-Since (304). Dates that do not parse are ignored.
+Verdict evaluate(const Conditions& conditions, std::string_view etag, std::time_t modified);
+
+// Whether a Range may be honoured under If-Range: always without one; with
+// one, when it is our entity-tag (strongly) or exactly our modification date.
+bool range_allowed(std::string_view if_range, std::string_view etag, std::time_t modified);
+
+} // namespace weft::handlers
