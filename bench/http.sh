@@ -1,0 +1,448 @@
+#!/usr/bin/env bash
+# HTTP benchmark: weft against nginx and against the floor (limit_responder).
+#
+#   bench/http.sh [--weft PATH] [--quick] [--only nginx|weft|limit[,...]]
+#                 [--rounds N] [--duration S] [--idle N] [--keep]
+#
+# Each server runs alone, on one loop pinned to CPU 0, with the client on
+# CPU 1, on 127.0.0.1 and a free port. Cases: a 13-byte `response` (hello), a
+# 1 KiB file (file1k) and a 1 MiB file (file1m); limit_responder serves only
+# hello. The servers alternate A B A B A B over the rounds; figures are medians.
+#
+# Requests/s cannot separate fast servers here (wrk saturates its own core
+# first), so the table also gives each server's own cost per request:
+#   instr   userland instructions, under callgrind (deterministic)
+#   cpu_us  server CPU time (utime+stime from /proc/PID/stat), in µs
+#   sys     syscalls, under strace -f -c, at 16 connections
+#   idle    bytes of server RSS per idle keep-alive connection (--idle of them)
+# wrk gives requests/s and p99 latency (16 connections, --duration seconds);
+# bench/http_load sends the exact counts the other figures are divided by.
+#
+# The last line is machine-readable (weft's figures; ratios as decimals, "na"
+# when a server was left out):
+#   result hello_instr=N file1k_instr=N hello_cpu_vs_limit=N
+#          file1k_cpu_vs_nginx=N file1m_rps_vs_nginx=N idle_bytes_per_conn=N
+#
+# Needs nginx, wrk, valgrind, strace, taskset (util-linux); installs nothing.
+
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+weft=$root/build/release/weft
+bin=$root/build/release/bench
+servers=(nginx weft limit)
+cases=(hello file1k file1m)
+rounds=3
+duration=5
+idle=10000
+keep=0
+quick=0
+
+usage() {
+    sed -n '4,5p' "$0" | sed 's/^# *//' >&2
+    exit 2
+}
+
+while (($#)); do
+    case $1 in
+    --weft) weft=${2:?}; shift ;;
+    --quick) quick=1 ;;
+    --only) IFS=, read -r -a servers <<<"${2:?}"; shift ;;
+    --rounds) rounds=${2:?}; shift ;;
+    --duration) duration=${2:?}; shift ;;
+    --idle) idle=${2:?}; shift ;;
+    --keep) keep=1 ;;
+    -h | --help) usage ;;
+    *) usage ;;
+    esac
+    shift
+done
+for s in "${servers[@]}"; do
+    [[ $s == nginx || $s == weft || $s == limit ]] || usage
+done
+
+# Requests per fixed-count run, by case: for CPU time (long enough for the
+# 10 ms clock tick), under callgrind (slow, but deterministic) and strace.
+declare -A cpu_n=([hello]=200000 [file1k]=200000 [file1m]=4000)
+declare -A cg_n=([hello]=20000 [file1k]=20000 [file1m]=400)
+declare -A st_n=([hello]=20000 [file1k]=20000 [file1m]=400)
+declare -A warm_n=([hello]=2000 [file1k]=2000 [file1m]=100)
+declare -A path=([hello]=/hello [file1k]=/1k.bin [file1m]=/1m.bin)
+if ((quick)); then
+    rounds=1
+    duration=2
+    cpu_n=([hello]=50000 [file1k]=50000 [file1m]=1000)
+    cg_n=([hello]=3000 [file1k]=3000 [file1m]=100)
+    st_n=([hello]=5000 [file1k]=5000 [file1m]=100)
+fi
+connections=16
+
+log() { echo "http.sh: $*" >&2; }
+die() {
+    log "$*"
+    exit 1
+}
+
+# --- tools, binaries, limits ---------------------------------------------------
+
+missing=()
+for tool in nginx wrk valgrind callgrind_control strace taskset timeout; do
+    command -v $tool >/dev/null || missing+=("$tool")
+done
+((${#missing[@]} == 0)) ||
+    die "missing: ${missing[*]} (Debian packages: nginx wrk valgrind strace util-linux coreutils)"
+(($(nproc) >= 2)) || die "needs two CPUs (server on 0, client on 1)"
+
+# Built (or brought up to date: a no-op when they are) with the release preset.
+(cd "$root" && { [[ -d build/release ]] || cmake --preset release >/dev/null; } &&
+    cmake --build build/release --target limit_responder http_load >/dev/null) ||
+    die "could not build bench/limit_responder and bench/http_load"
+for s in "${servers[@]}"; do
+    [[ $s != weft || -x $weft ]] ||
+        die "no weft binary at $weft (cmake --build --preset release, or --weft PATH)"
+done
+
+# Both servers and the idle client inherit this shell's limit.
+ulimit -n 30000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+if (($(ulimit -n) < idle + 200)); then
+    idle=$(($(ulimit -n) - 200))
+    log "open files limited to $(ulimit -n): $idle idle connections"
+fi
+
+tmp=$(mktemp -d /tmp/weft-http-bench.XXXXXX)
+# The processes this script started and has not yet reaped: only those are killed.
+pid='' tracer='' client=''
+cleanup() {
+    local p
+    for p in $pid $tracer $client; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+    if ((keep)); then log "kept $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$tmp/www" "$tmp/nginx/tmp"
+head -c 1024 /dev/urandom >"$tmp/www/1k.bin"
+head -c $((1024 * 1024)) /dev/urandom >"$tmp/www/1m.bin"
+load=$bin/http_load
+clk_tck=$(getconf CLK_TCK)
+load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# --- servers -------------------------------------------------------------------
+
+# nginx at its cheapest for these cases: sendfile on, no access log, no
+# tcp_nopush (Debian's nginx.conf turns it on; it costs two setsockopt calls
+# per file response), keep-alive that never ends a connection.
+write_nginx_conf() { # port
+    cat >"$tmp/nginx/nginx.conf" <<EOF
+worker_processes 1;
+worker_rlimit_nofile 30000;
+error_log $tmp/nginx/error.log error;
+pid $tmp/nginx/nginx.pid;
+events {
+    worker_connections 20000;
+}
+http {
+    access_log off;
+    default_type application/octet-stream;
+    sendfile on;
+    keepalive_timeout 1h;
+    keepalive_requests 1000000000;
+    client_body_temp_path $tmp/nginx/tmp/body;
+    proxy_temp_path $tmp/nginx/tmp/proxy;
+    fastcgi_temp_path $tmp/nginx/tmp/fastcgi;
+    uwsgi_temp_path $tmp/nginx/tmp/uwsgi;
+    scgi_temp_path $tmp/nginx/tmp/scgi;
+    server {
+        listen 127.0.0.1:$1;
+        root $tmp/www;
+        location = /hello {
+            default_type text/plain;
+            return 200 "Hello, World!";
+        }
+        location / {
+        }
+    }
+}
+EOF
+}
+
+write_weft_conf() { # port
+    cat >"$tmp/weft.conf" <<EOF
+threads = 1
+keep_alive_timeout = 1h
+access_log = off
+error_log = stderr
+listener 127.0.0.1:$1
+site {
+    root = $tmp/www
+    response /hello {
+        status = 200
+        content_type = text/plain
+        body = Hello, World!
+    }
+    files / {
+    }
+}
+EOF
+}
+
+# start NAME [WRAPPER...]: the server pinned to CPU 0 (under WRAPPER if given);
+# sets pid and port once it answers.
+start() {
+    local name=$1 tries=100
+    shift
+    (($#)) && tries=600 # valgrind starts slowly
+    port=$("$load" --free-port) || die "no free port"
+    local cmd
+    case $name in
+    nginx)
+        write_nginx_conf "$port"
+        cmd=(nginx -p "$tmp/nginx/" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log"
+            -g "daemon off; master_process off;")
+        ;;
+    weft)
+        write_weft_conf "$port"
+        cmd=("$weft" -c "$tmp/weft.conf")
+        ;;
+    limit) cmd=("$bin/limit_responder" --port "$port") ;;
+    esac
+    taskset -c 0 "$@" "${cmd[@]}" >"$tmp/$name.log" 2>&1 &
+    pid=$!
+    while ! "$load" --port "$port" --path /hello --connections 1 --requests 1 \
+        --timeout 5 >/dev/null 2>&1; do
+        kill -0 "$pid" 2>/dev/null || die "$name did not start: $(tail -5 "$tmp/$name.log")"
+        ((--tries > 0)) || die "$name does not answer on port $port"
+        sleep 0.1
+    done
+}
+
+stop() {
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    pid=''
+}
+
+alive() { kill -0 "$pid" 2>/dev/null || die "$1 died: $(tail -5 "$tmp/$1.log")"; }
+
+# run CASE N: N requests of CASE over the usual connections, client on CPU 1.
+run() {
+    timeout 300 taskset -c 1 "$load" --port "$port" --path "${path[$1]}" \
+        --connections $connections --requests "$2" --timeout 290 >"$tmp/load.out" 2>&1 ||
+        die "http_load: $(cat "$tmp/load.out")"
+}
+
+# begin CASE N: a client on CPU 1, connected and warmed up, paused before N
+# requests of CASE; go runs them; finish lets it close. The figures are taken
+# around go, so they hold requests only (no accept, no close). begin returns 1
+# (the client reaped, its reason logged) if the warm-up fails.
+begin() {
+    coproc LOAD { exec timeout 300 taskset -c 1 "$load" --port "$port" --path "${path[$1]}" \
+        --connections $connections --warmup "${warm_n[$1]}" --requests "$2" --pause \
+        --timeout 290 2>"$tmp/load.err"; }
+    client=$LOAD_PID
+    local line=''
+    read -r -t 120 line <&"${LOAD[0]}"
+    [[ $line == ready ]] && return 0
+    log "$(cat "$tmp/load.err")"
+    kill "$client" 2>/dev/null
+    wait "$client"
+    client=''
+    return 1
+}
+go() {
+    local line=''
+    echo go >&"${LOAD[1]}"
+    read -r -t 300 line <&"${LOAD[0]}"
+    [[ $line == done* ]] || die "http_load: $(cat "$tmp/load.err")"
+}
+finish() {
+    echo close >&"${LOAD[1]}"
+    wait "$client" || die "http_load: $(cat "$tmp/load.err")"
+    client=''
+}
+
+# --- measures (each sets v; no subshells, so die and the pid list work) -----------
+
+# wrk CASE: v="RPS P99_US"
+measure_wrk() {
+    local out
+    out=$(timeout $((duration + 30)) taskset -c 1 wrk -t1 -c$connections -d"${duration}s" \
+        --latency "http://127.0.0.1:$port${path[$1]}" 2>&1) || die "wrk: $out"
+    if grep -q 'Non-2xx' <<<"$out"; then die "wrk $1: $(grep 'Non-2xx' <<<"$out")"; fi
+    if grep -q 'Socket errors' <<<"$out"; then log "wrk $1: $(grep 'Socket errors' <<<"$out")"; fi
+    v=$(awk '/^Requests\/sec:/ { rps = $2 }
+             $1 == "99%" { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v)
+                           p99 = v * (u == "s" ? 1e6 : u == "ms" ? 1e3 : 1) }
+             END { if (rps > 0) printf "%.0f %.0f\n", rps, p99 }' <<<"$out")
+    [[ -n $v ]] || die "no figures from wrk: $out"
+}
+
+cpu_ticks() { sed 's/.*) //' "/proc/$pid/stat" | awk '{ print $12 + $13 }'; }
+
+# cpu CASE: µs of server CPU per request
+measure_cpu() {
+    local before after
+    begin "$1" "${cpu_n[$1]}" || die "$1 failed"
+    before=$(cpu_ticks)
+    go
+    after=$(cpu_ticks)
+    finish
+    v=$(awk -v t=$((after - before)) -v hz="$clk_tck" -v n="${cpu_n[$1]}" \
+        'BEGIN { printf "%.2f\n", t / hz * 1e6 / n }')
+}
+
+# callgrind CASE NAME: userland instructions per request (server under callgrind)
+dumps=0
+measure_instr() {
+    # Valgrind 3.19 lacks some syscalls (openat2): a server may fail under it alone.
+    if ! begin "$1" "${cg_n[$1]}"; then
+        log "$2 $1 fails under callgrind: $(grep -m1 -i unhandled "$tmp/$2.log")"
+        v=na
+        return
+    fi
+    timeout 60 callgrind_control -z "$pid" >"$tmp/cgc.out" 2>&1 || die "callgrind_control -z failed"
+    go
+    timeout 60 callgrind_control -d "$pid" >"$tmp/cgc.out" 2>&1 || die "callgrind_control -d failed"
+    finish
+    dumps=$((dumps + 1))
+    local file=$tmp/cg.$2.out.$dumps
+    [[ -f $file ]] || die "no callgrind dump $file"
+    v=$(awk -v n="${cg_n[$1]}" '/^totals:/ { printf "%.0f\n", $2 / n }' "$file")
+    [[ -n $v ]] || die "no totals in $file"
+}
+
+# syscalls CASE: system calls per request (strace -f -c attached to the server)
+measure_syscalls() {
+    begin "$1" "${st_n[$1]}" || die "$1 failed"
+    strace -f -c -o "$tmp/strace.out" -p "$pid" 2>"$tmp/strace.err" &
+    tracer=$!
+    local tries=100
+    until grep -qs attached "$tmp/strace.err"; do
+        ((--tries > 0)) || die "strace did not attach: $(cat "$tmp/strace.err")"
+        sleep 0.1
+    done
+    go
+    kill -INT "$tracer"
+    wait "$tracer"
+    tracer=''
+    finish
+    v=$(awk -v n="${st_n[$1]}" '$NF == "total" { printf "%.2f\n", $4 / n }' "$tmp/strace.out")
+    [[ -n $v ]] || die "no total from strace: $(cat "$tmp/strace.out")"
+}
+
+open_fds() { find "/proc/$pid/fd" -mindepth 1 | wc -l; }
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status"; }
+
+# idle: bytes of server RSS per idle keep-alive connection
+measure_idle() {
+    run hello 100
+    sleep 0.5
+    local before after fds tries=600
+    before=$(rss_kb)
+    fds=$(open_fds)
+    timeout 200 taskset -c 1 "$load" --port "$port" --path /hello --idle "$idle" \
+        --timeout 180 >"$tmp/idle.out" 2>&1 &
+    client=$!
+    until grep -qs '^idle' "$tmp/idle.out"; do
+        kill -0 "$client" 2>/dev/null || die "idle client: $(cat "$tmp/idle.out")"
+        ((--tries > 0)) || die "the idle connections took over 60 s"
+        sleep 0.1
+    done
+    sleep 0.5
+    after=$(rss_kb)
+    fds=$(($(open_fds) - fds))
+    ((fds >= idle)) || log "$idle idle connections, but the server holds only $fds more fds"
+    kill "$client"
+    wait "$client" 2>/dev/null
+    client=''
+    v=$(((after - before) * 1024 / idle))
+}
+
+# --- the runs ----------------------------------------------------------------------
+
+declare -A rps p99 cpu instr sys idle_bytes
+cases_of() { [[ $1 == limit ]] && echo hello || echo "${cases[@]}"; }
+
+for ((r = 1; r <= rounds; ++r)); do
+    for s in "${servers[@]}"; do
+        log "round $r: $s"
+        start "$s"
+        for c in $(cases_of "$s"); do
+            measure_wrk "$c"
+            rps[$s $c]+=" ${v% *}"
+            p99[$s $c]+=" ${v#* }"
+            measure_cpu "$c"
+            cpu[$s $c]+=" $v"
+            alive "$s"
+        done
+        stop
+    done
+done
+
+for s in "${servers[@]}"; do
+    log "$s under callgrind"
+    start "$s" valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$s.out"
+    dumps=0
+    for c in $(cases_of "$s"); do
+        measure_instr "$c" "$s"
+        # shellcheck disable=SC2034 # read through get's nameref
+        instr[$s $c]=$v
+    done
+    stop
+
+    log "$s under strace"
+    start "$s"
+    for c in $(cases_of "$s"); do
+        measure_syscalls "$c"
+        # shellcheck disable=SC2034
+        sys[$s $c]=$v
+    done
+    alive "$s"
+    stop
+
+    [[ $s == limit ]] && continue
+    log "$s with $idle idle connections"
+    start "$s"
+    measure_idle
+    idle_bytes[$s]=$v
+    alive "$s"
+    stop
+done
+
+# --- the table and the result line ------------------------------------------------------
+
+median() {
+    tr ' ' '\n' <<<"$1" | grep . | sort -g |
+        awk '{ a[NR] = $1 } END { if (NR == 0) print "na"; else if (NR % 2) print a[(NR + 1) / 2];
+                                  else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+get() { # ARRAY KEY: the median, or na
+    local -n array=$1
+    median "${array[$2]:-}"
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "na" || b == "na" || b == 0) print "na";
+                                            else printf "%.3f\n", a / b }'; }
+
+for s in "${servers[@]}"; do
+    for c in $(cases_of "$s"); do
+        log "$s $c by round: rps${rps[$s $c]}, p99_us${p99[$s $c]}, cpu_us${cpu[$s $c]}"
+    done
+done
+printf '%-6s %-7s %9s %8s %10s %11s %13s\n' server case rps p99_us instr/req cpu_us/req syscalls/req
+for s in "${servers[@]}"; do
+    for c in $(cases_of "$s"); do
+        printf '%-6s %-7s %9s %8s %10s %11s %13s\n' "$s" "$c" "$(get rps "$s $c")" \
+            "$(get p99 "$s $c")" "$(get instr "$s $c")" "$(get cpu "$s $c")" "$(get sys "$s $c")"
+    done
+done
+for s in "${servers[@]}"; do
+    [[ $s == limit ]] || echo "idle bytes/conn $s: ${idle_bytes[$s]} ($idle connections)"
+done
+
+echo "load average (other work on the machine skews rps and cpu): $load_at_start at start," \
+    "$(cut -d' ' -f1-3 /proc/loadavg) at the end"
+echo "result hello_instr=$(get instr 'weft hello') file1k_instr=$(get instr 'weft file1k')" \
+    "hello_cpu_vs_limit=$(ratio "$(get cpu 'weft hello')" "$(get cpu 'limit hello')")" \
+    "file1k_cpu_vs_nginx=$(ratio "$(get cpu 'weft file1k')" "$(get cpu 'nginx file1k')")" \
+    "file1m_rps_vs_nginx=$(ratio "$(get rps 'weft file1m')" "$(get rps 'nginx file1m')")" \
+    "idle_bytes_per_conn=${idle_bytes[weft]:-na}"
