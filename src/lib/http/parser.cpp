@@ -2,12 +2,160 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 #include <limits>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace weft::http {
 
 namespace {
+
+// --- Sixteen bytes at a time -------------------------------------------------
+// The scans classify 16 bytes at once, each byte of a Block becoming 0xff or
+// 0x00, and bits() gathers that into a mask, bit i for byte i, whose lowest
+// set bit is the first byte picked. SSE2 (every x86-64) does each step in an
+// instruction or two; elsewhere the same steps are loops that give the same
+// masks, only slower.
+
+#if defined(__SSE2__)
+struct Block {
+    __m128i v;
+};
+Block load_block(const char* p) {
+    return {_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))};
+}
+Block operator|(Block a, Block b) {
+    return {_mm_or_si128(a.v, b.v)};
+}
+Block lower(Block b) {
+    return {_mm_or_si128(b.v, _mm_set1_epi8(0x20))};
+}
+Block equal(Block b, char c) {
+    return {_mm_cmpeq_epi8(b.v, _mm_set1_epi8(c))};
+}
+// Bytes in [lo, hi], unsigned: subtracting lo wraps the bytes below it above
+// hi - lo, so one unsigned minimum tells both sides.
+Block within(Block b, unsigned char lo, unsigned char hi) {
+    const __m128i shifted = _mm_sub_epi8(b.v, _mm_set1_epi8(static_cast<char>(lo)));
+    const __m128i clamped = _mm_min_epu8(shifted, _mm_set1_epi8(static_cast<char>(hi - lo)));
+    return {_mm_cmpeq_epi8(clamped, shifted)};
+}
+unsigned bits(Block b) {
+    return static_cast<unsigned>(_mm_movemask_epi8(b.v));
+}
+#else
+struct Block {
+    std::array<unsigned char, 16> b;
+};
+Block load_block(const char* p) {
+    Block block;
+    std::memcpy(block.b.data(), p, 16);
+    return block;
+}
+template <class Test>
+Block each(Block b, Test test) {
+    for (unsigned char& c : b.b) c = test(c) ? 0xff : 0x00;
+    return b;
+}
+Block operator|(Block a, Block b) {
+    for (unsigned i = 0; i < 16; ++i) a.b[i] |= b.b[i];
+    return a;
+}
+Block lower(Block b) {
+    for (unsigned char& c : b.b) c |= 0x20;
+    return b;
+}
+Block equal(Block b, char c) {
+    return each(b, [c](unsigned char x) { return x == static_cast<unsigned char>(c); });
+}
+Block within(Block b, unsigned char lo, unsigned char hi) {
+    return each(b, [lo, hi](unsigned char x) { return x >= lo && x <= hi; });
+}
+unsigned bits(Block b) {
+    unsigned mask = 0;
+    for (unsigned i = 0; i < 16; ++i) mask |= static_cast<unsigned>(b.b[i] >> 7) << i;
+    return mask;
+}
+#endif
+
+constexpr unsigned kAll = 0xffff;
+
+// What the head's scan stops at: CR, LF, the other controls and DEL; and
+// HTAB, which is plain but rare enough to step over one at a time.
+Block special(Block b) {
+    return within(b, 0x00, 0x1f) | equal(b, 0x7f);
+}
+
+// The picks: a mask of the bytes each scan stops at.
+constexpr auto special_bits = [](Block b) { return bits(special(b)); };
+
+// A request-target's bytes are VCHAR only (no SP, controls, DEL or obs-text).
+constexpr auto not_target = [](Block b) { return ~bits(within(b, 0x21, 0x7e)) & kAll; };
+constexpr auto not_target_or_query = [](Block b) {
+    return (~bits(within(b, 0x21, 0x7e)) & kAll) | bits(equal(b, '?'));
+};
+
+// Within a line (no control but HTAB), OR 0x20 maps only letters onto
+// letters, and only '-' and the digits onto themselves (CR and 0x10-0x19 are
+// the controls it would map there). Field names are nearly always letters,
+// digits and '-': the scan stops at the colon, or at a byte that needs the
+// full tchar check.
+constexpr auto not_name = [](Block b) {
+    const Block low = lower(b);
+    return ~bits(within(low, 'a', 'z') | within(low, '0', '9') | equal(low, '-')) & kAll;
+};
+
+// Not a letter, digit, '-', '.' or ':' (within '-'..':' only '/' is not one):
+// a Host byte that needs the full check.
+constexpr auto not_plain_host = [](Block b) {
+    const Block low = lower(b);
+    return (~bits(within(low, 'a', 'z') | within(low, '-', ':')) & kAll) | bits(equal(low, '/'));
+};
+
+// What `pick` picks of the bytes [p, stop), fewer than 16, in an input
+// shorter than 16 bytes.
+template <class Pick>
+[[gnu::noinline]] unsigned pick_short(const char* bytes, std::size_t p, std::size_t stop,
+                                      Pick pick) {
+    Block block{};
+    std::memcpy(&block, bytes + p, stop - p);
+    return pick(block) & ((1u << (stop - p)) - 1);
+}
+
+// The first byte in [p, stop) that `pick` picks, or stop; no byte at or
+// after stop is read. Inlined, so that each scan is a tight loop with its
+// constants in registers.
+template <class Pick>
+[[gnu::always_inline]] inline std::size_t find(const char* bytes, std::size_t p, std::size_t stop,
+                                               Pick pick) {
+    for (; stop - p >= 16; p += 16)
+        if (const unsigned mask = pick(load_block(bytes + p))) return p + std::countr_zero(mask);
+    if (p == stop) return stop;
+    // The last 16 bytes before stop, shifted past those before p (which were
+    // looked at already, or are not the caller's concern).
+    const unsigned mask = stop >= 16 ? pick(load_block(bytes + stop - 16)) >> (16 - (stop - p))
+                                     : pick_short(bytes, p, stop, pick);
+    return mask != 0 ? p + std::countr_zero(mask) : stop;
+}
+
+// find() of a special byte, 32 bytes a step while they last: field values
+// are most of a head.
+[[gnu::always_inline]] inline std::size_t find_special(const char* bytes, std::size_t p,
+                                                       std::size_t stop) {
+    for (; stop - p >= 32; p += 32) {
+        const Block first = special(load_block(bytes + p));
+        const Block second = special(load_block(bytes + p + 16));
+        if (bits(first | second) != 0) // __builtin_ctz: the mask is not 0
+            return p + static_cast<unsigned>(__builtin_ctz(bits(first) | bits(second) << 16));
+    }
+    return find(bytes, p, stop, special_bits);
+}
+
+// --- Byte sets for the rare bytes the masks leave to them --------------------
 
 using CharSet = std::array<bool, 256>;
 
@@ -24,24 +172,6 @@ constexpr CharSet kToken = [] {
     return set;
 }();
 
-// What the scan steps over without a second look: everything a field value
-// may hold (HTAB, SP, VCHAR, obs-text). CR, LF, the other controls and DEL
-// stop it.
-constexpr CharSet kPlain = [] {
-    CharSet set{};
-    set['\t'] = true;
-    for (int c = 0x20; c < 0x7f; ++c) set[c] = true;
-    for (int c = 0x80; c < 0x100; ++c) set[c] = true;
-    return set;
-}();
-
-// A request-target's bytes: VCHAR only (no SP, controls, DEL or obs-text).
-constexpr CharSet kTarget = [] {
-    CharSet set{};
-    for (int c = 0x21; c < 0x7f; ++c) set[c] = true;
-    return set;
-}();
-
 // Host and authority (RFC 3986 §3.2.2 with the port): unreserved, sub-delims,
 // pct-encoded, ':' and an IP-literal's brackets. No '@': userinfo is an error
 // (RFC 9110 §4.2.4).
@@ -54,50 +184,13 @@ constexpr CharSet kHost = [] {
     return set;
 }();
 
-// Eight bytes at a time, by the usual word tricks: each is exact about
-// whether a word holds such a byte (a borrow can only mark bytes after a
-// real one).
-constexpr std::uint64_t kOnes = 0x0101010101010101;  // 0x01 in every byte
-constexpr std::uint64_t kHighs = 0x8080808080808080; // 0x80 in every byte
-
-// 0x80 in a byte marks it: nonzero when some byte is below n.
-std::uint64_t bytes_below(std::uint64_t word, std::uint8_t n) {
-    return (word - kOnes * n) & ~word & kHighs;
-}
-
-// Nonzero when some byte is c.
-std::uint64_t bytes_equal(std::uint64_t word, char c) {
-    return bytes_below(word ^ (kOnes * static_cast<std::uint8_t>(c)), 1);
-}
-
-// A byte below 0x20 or DEL: the word needs a look byte by byte (HTAB is the
-// one such byte that is plain).
-bool has_special(std::uint64_t word) {
-    return (bytes_below(word, 0x20) | bytes_equal(word, 0x7f)) != 0;
-}
-
-std::uint64_t load64(const char* bytes) {
-    std::uint64_t word;
-    std::memcpy(&word, bytes, sizeof word);
-    return word;
-}
-
-// The first byte at or after p, before stop, that is not plain; or stop.
-std::size_t skip_plain(const char* bytes, std::size_t p, std::size_t stop) {
-    while (p < stop) {
-        while (stop - p >= 8 && !has_special(load64(bytes + p))) p += 8;
-        const std::size_t end = std::min(stop, p + 8);
-        while (p < end && in(kPlain, bytes[p])) ++p;
-        if (p < end) break;
-    }
-    return p;
-}
-
 bool all_in(const CharSet& set, std::string_view text) {
     for (char c : text)
         if (!in(set, c)) return false;
     return true;
 }
+
+// --- Small text helpers ------------------------------------------------------
 
 constexpr bool is_space(char c) {
     return c == ' ' || c == '\t';
@@ -112,14 +205,38 @@ std::string_view trim(std::string_view text) {
     return text;
 }
 
-// equals_ignoring_case() against a lower-case literal, small enough to
-// inline where every field name is compared.
-bool is(std::string_view text, std::string_view lower) {
-    if (text.size() != lower.size()) return false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c) != lower[i]) return false;
+std::uint64_t load64(const char* p) {
+    std::uint64_t word;
+    std::memcpy(&word, p, sizeof word);
+    return word;
+}
+std::uint32_t load32(const char* p) {
+    std::uint32_t word;
+    std::memcpy(&word, p, sizeof word);
+    return word;
+}
+
+// `text` equals `lower` (lower-case letters, digits and '-') ignoring ASCII
+// case, a word at a time. `text` is (part of) a field name or value, so holds
+// no control but HTAB, and then OR 0x20 maps onto `lower`'s bytes only the
+// same letters in either case and the same digits and '-': exact.
+[[gnu::always_inline]] inline bool is(std::string_view text, std::string_view lower) {
+    const std::size_t n = lower.size();
+    if (text.size() != n) return false;
+    const char* const a = text.data();
+    const char* const b = lower.data();
+    if (n >= 8) {
+        constexpr std::uint64_t kCase = 0x2020202020202020;
+        for (std::size_t i = 0; i + 8 < n; i += 8)
+            if ((load64(a + i) | kCase) != load64(b + i)) return false;
+        return (load64(a + n - 8) | kCase) == load64(b + n - 8); // overlaps the last word
     }
+    if (n >= 4) {
+        constexpr std::uint32_t kCase = 0x20202020;
+        return (load32(a) | kCase) == load32(b) && (load32(a + n - 4) | kCase) == load32(b + n - 4);
+    }
+    for (std::size_t i = 0; i < n; ++i)
+        if ((a[i] | 0x20) != b[i]) return false;
     return true;
 }
 
@@ -127,27 +244,24 @@ bool starts_with_ignoring_case(std::string_view text, std::string_view lower) {
     return text.size() >= lower.size() && is(text.substr(0, lower.size()), lower);
 }
 
-// The first CR at or after p; the scan has made sure there is one before end.
-std::size_t find_cr(const char* bytes, std::size_t p, std::size_t end) {
-    while (end - p >= 8 && bytes_equal(load64(bytes + p), '\r') == 0) p += 8;
-    while (bytes[p] != '\r') ++p;
-    return p;
-}
-
 // Method names are case-sensitive (RFC 9110 §9.1): "get" is `other`.
 Method method_of(std::string_view name) {
-    struct Known {
-        std::string_view name;
-        Method method;
-    };
-    static constexpr Known kKnown[] = {
-        {"GET", Method::get},     {"HEAD", Method::head},      {"POST", Method::post},
-        {"PUT", Method::put},     {"DELETE", Method::delete_}, {"OPTIONS", Method::options},
-        {"PATCH", Method::patch}, {"TRACE", Method::trace},    {"CONNECT", Method::connect},
-    };
-    for (const Known& known : kKnown)
-        if (known.name == name) return known.method;
-    return Method::other;
+    switch (name.size()) {
+    case 3:
+        return name == "GET" ? Method::get : name == "PUT" ? Method::put : Method::other;
+    case 4:
+        return name == "HEAD" ? Method::head : name == "POST" ? Method::post : Method::other;
+    case 5:
+        return name == "PATCH" ? Method::patch : name == "TRACE" ? Method::trace : Method::other;
+    case 6:
+        return name == "DELETE" ? Method::delete_ : Method::other;
+    case 7:
+        return name == "OPTIONS"   ? Method::options
+               : name == "CONNECT" ? Method::connect
+                                   : Method::other;
+    default:
+        return Method::other;
+    }
 }
 
 // 1*DIGIT into a uint64; false on anything else, including overflow.
@@ -187,51 +301,206 @@ bool RequestParser::refuse(int status, std::string_view reason) {
 }
 
 void RequestParser::reset() {
-    // Field by field: line_ is rewritten by the next request line.
     scanned_ = line_start_ = line_end_ = head_size_ = fields_ = 0;
     error_status_ = 0;
     error_reason_ = {};
+    host_ = {};
+    content_length_ = 0;
+    seen_host_ = seen_length_ = chunked_ = false;
+    expect_continue_ = close_asked_ = keep_alive_asked_ = false;
 }
 
 ParseStatus RequestParser::parse(std::string_view data, Request& request) {
     if (error_status_ != 0) return ParseStatus::error;
-    if (head_size_ == 0) {
-        const ParseStatus status = scan(data);
-        if (status != ParseStatus::done) return status;
-    }
-    return fill(data, request);
+    // Done before: the fields are in the Request of that call, not
+    // necessarily this one, so the head is parsed again.
+    if (head_size_ != 0) reset();
+    return scan(data, request);
 }
 
-// Finds the end of the head, checking every byte once across calls. Only a
-// CRLF ends a line: a CR followed by anything else is an error here, so no
-// later stage can disagree with a peer about where a line ends. Each limit is
-// checked at the byte that breaks it, so the outcome never depends on how the
-// input was split into calls.
-ParseStatus RequestParser::scan(std::string_view data) {
+// Which field a valid field name is: by its length, then one comparison.
+[[gnu::always_inline]] inline RequestParser::Known RequestParser::known(std::string_view name) {
+    switch (name.size()) {
+    case 4:
+        return is(name, "host") ? Known::host : Known::other;
+    case 6:
+        return is(name, "expect") ? Known::expect : Known::other;
+    case 10:
+        return is(name, "connection") ? Known::connection : Known::other;
+    case 14:
+        return is(name, "content-length") ? Known::content_length : Known::other;
+    case 17:
+        return is(name, "transfer-encoding") ? Known::transfer_encoding : Known::other;
+    default:
+        return Known::other;
+    }
+}
+
+// field-name ":" OWS field-value OWS in [line_start_, cr), which holds no
+// control but HTAB: stored as the next header, then applied.
+[[gnu::always_inline]] inline bool RequestParser::field_line(const char* bytes, std::size_t cr,
+                                                             Request& request) {
+    const std::size_t start = line_start_;
+    std::size_t colon = find(bytes, start, cr, not_name);
+    if (bytes[colon] != ':' || colon == start || fields_ == kMaxHeaders) {
+        colon = odd_name(bytes, cr, colon);
+        if (colon == 0) return false;
+    }
+    // OWS: nearly always one SP before the value and none after it.
+    std::size_t value = colon + 1 + (bytes[colon + 1] == ' ');
+    while (is_space(bytes[value])) ++value; // the CR stops it at the latest
+    std::size_t end = cr;
+    while (end > value && is_space(bytes[end - 1])) --end;
+    const std::string_view name(bytes + start, colon - start);
+    const std::string_view text(bytes + value, end - value);
+    request.headers[fields_++] = {name, text};
+    // Only the names known() knows have these lengths.
+    constexpr std::uint32_t kLengths = 1u << 4 | 1u << 6 | 1u << 10 | 1u << 14 | 1u << 17;
+    if (name.size() >= 32 || (kLengths >> name.size() & 1) == 0) return true;
+    const Known which = known(name);
+    if (which == Known::host) { // in every request: inline
+        if (seen_host_) return refuse(400, "repeated Host");
+        if (find(bytes, value, end, not_plain_host) != end && !all_in(kHost, text))
+            return refuse(400, "malformed Host");
+        seen_host_ = true;
+        host_ = text;
+        return true;
+    }
+    return which == Known::other || field(which, text, request.minor);
+}
+
+// method SP request-target SP HTTP-version in [start, end), exactly one SP
+// between parts.
+[[gnu::always_inline]] inline bool RequestParser::parse_request_line(const char* bytes,
+                                                                     std::size_t start,
+                                                                     std::size_t end,
+                                                                     Request& request) {
+    std::size_t i = start;
+    if (end - start >= 4 && load32(bytes + start) == load32("GET ")) {
+        i += 3; // the usual method, known at one compare
+        request.method = Method::get;
+    } else {
+        while (i < end && in(kToken, bytes[i])) ++i;
+        if (i == start || i == end || bytes[i] != ' ') return refuse(400, "malformed method");
+        request.method = method_of({bytes + start, i - start});
+    }
+    request.method_name = {bytes + start, i - start};
+
+    // The target ends at the first byte that is not VCHAR, which must be the
+    // SP before the version; its first '?' is noted on the way.
+    const std::size_t target_start = ++i;
+    std::size_t query = 0; // the first '?', if any (not 0: the method is before it)
+    i = find(bytes, i, end, not_target_or_query);
+    if (i < end && bytes[i] == '?') {
+        query = i;
+        i = find(bytes, i + 1, end, not_target);
+    }
+    if (i == target_start) return refuse(400, "missing request-target");
+    if (i == end) return refuse(400, "missing HTTP version");
+    if (bytes[i] != ' ') return refuse(400, "invalid character in request-target");
+    request.target = {bytes + target_start, i - target_start};
+
+    const std::string_view version(bytes + i + 1, end - i - 1);
+    if (version.size() == 8 && load64(version.data()) == load64("HTTP/1.1")) {
+        request.minor = 1;
+    } else if (version.size() == 8 && load64(version.data()) == load64("HTTP/1.0")) {
+        request.minor = 0;
+    } else {
+        if (version.size() != 8 || version.substr(0, 5) != "HTTP/" || !is_digit(version[5]) ||
+            version[6] != '.' || !is_digit(version[7]))
+            return refuse(400, "malformed HTTP version");
+        return refuse(505, "HTTP version not supported");
+    }
+
+    // origin-form, the usual one (RFC 9112 §3.2.1): the path up to the first
+    // '?', the query after it.
+    request.host = {};
+    if (bytes[target_start] != '/' || request.method == Method::connect)
+        return parse_other_target(request);
+    if (query == 0) {
+        request.path = {bytes + target_start, i - target_start};
+        request.query = {};
+    } else {
+        request.path = {bytes + target_start, query - target_start};
+        request.query = {bytes + query + 1, i - query - 1};
+    }
+    return true;
+}
+
+// Finds the end of each line, checking every byte once across calls, and
+// parses each line as its CRLF arrives. Only a CRLF ends a line: a CR
+// followed by anything else is an error here, so no later stage can disagree
+// with a peer about where a line ends. Each limit is checked at the byte that
+// breaks it, and each line is parsed whole, so the outcome never depends on
+// how the input was split into calls.
+ParseStatus RequestParser::scan(std::string_view data, Request& request) {
     const char* const bytes = data.data();
     const std::size_t size = data.size();
+    const std::size_t stop = std::min(size, limits_.max_head);
     std::size_t p = scanned_;
-    for (;;) {
-        std::size_t stop = std::min(size, limits_.max_head);
+
+    // The request line, after any empty lines (RFC 9112 §2.2).
+    while (line_end_ == 0) {
         // Up to the byte that would make the request line one too long.
-        if (line_end_ == 0 && stop - line_start_ > limits_.max_request_line)
-            stop = line_start_ + limits_.max_request_line + 1;
-        p = skip_plain(bytes, p, stop);
-        if (p >= stop) break;
-        if (bytes[p] == '\n') return fail(400, "bare LF in the request head");
-        if (bytes[p] != '\r') return fail(400, "control character in the request head");
-        // This CR's LF would be byte max_head + 1 of the head, or later.
-        if (p + 1 >= limits_.max_head) return fail(431, "request head too large");
-        if (p + 1 == size) break; // the byte after the CR decides
-        if (bytes[p + 1] != '\n') return fail(400, "CR without LF in the request head");
-        const ParseStatus status = end_line(data, p);
+        const std::size_t line_stop = std::min(stop, line_start_ + limits_.max_request_line + 1);
+        p = find_special(bytes, p, line_stop);
+        if (p == line_stop) return more(p);
+        const Next next = p + 1 < line_stop && bytes[p] == '\r' && bytes[p + 1] == '\n'
+                              ? Next::line_end
+                              : odd_byte(bytes, size, p);
+        if (next == Next::skip) {
+            ++p;
+            continue;
+        }
+        if (next == Next::more) return more(p);
+        if (next == Next::error) return ParseStatus::error;
+        if (p != line_start_) {
+            line_end_ = p;
+            if (!parse_request_line(bytes, line_start_, p, request)) return ParseStatus::error;
+        }
         p += 2;
         line_start_ = p;
-        if (status != ParseStatus::incomplete) {
-            scanned_ = p;
-            return status;
-        }
     }
+
+    // The field lines, up to the empty line. A CRLF found before `stop` is
+    // the one way a line ends here (odd_byte() finds a CR before the limit
+    // only at the end of the input). The empty line is looked for first: a
+    // line found by the scan starts after p, so it is a field line.
+    for (;;) {
+        if (p == line_start_ && p + 1 < stop && bytes[p] == '\r' && bytes[p + 1] == '\n')
+            return finish(p, request);
+        p = find_special(bytes, p, stop);
+        if (p + 1 < stop && bytes[p] == '\r' && bytes[p + 1] == '\n') {
+            if (!field_line(bytes, p, request)) return ParseStatus::error;
+            p += 2;
+            line_start_ = p;
+            continue;
+        }
+        if (p == stop) return more(p);
+        const Next next = odd_byte(bytes, size, p);
+        if (next == Next::skip) {
+            ++p;
+            continue;
+        }
+        return next == Next::more ? more(p) : ParseStatus::error;
+    }
+}
+
+// The special byte at p, in the input of `size` bytes, is not the CR of a
+// CRLF that the scan saw whole.
+RequestParser::Next RequestParser::odd_byte(const char* bytes, std::size_t size, std::size_t p) {
+    if (bytes[p] == '\t') return Next::skip;
+    if (bytes[p] == '\n') return fail(400, "bare LF in the request head"), Next::error;
+    if (bytes[p] != '\r') return fail(400, "control character in the request head"), Next::error;
+    // This CR's LF would be byte max_head + 1 of the head, or later.
+    if (p + 1 >= limits_.max_head) return fail(431, "request head too large"), Next::error;
+    if (p + 1 == size) return Next::more; // the byte after the CR decides
+    if (bytes[p + 1] != '\n') return fail(400, "CR without LF in the request head"), Next::error;
+    return Next::line_end; // one that is just inside the request line's limit
+}
+
+// The input ends, or reaches a limit, at p without ending the head.
+ParseStatus RequestParser::more(std::size_t p) {
     scanned_ = p;
     if (line_end_ == 0 && p - line_start_ > limits_.max_request_line)
         return fail(414, "request line too long");
@@ -239,66 +508,36 @@ ParseStatus RequestParser::scan(std::string_view data) {
     return ParseStatus::incomplete;
 }
 
-// The line [line_start_, cr) has ended with CRLF.
-ParseStatus RequestParser::end_line(std::string_view data, std::size_t cr) {
-    const std::string_view line = data.substr(line_start_, cr - line_start_);
-    if (line_end_ == 0) {
-        if (line.empty()) return ParseStatus::incomplete; // RFC 9112 §2.2: skip leading CRLFs
-        line_end_ = cr;
-        return parse_request_line(line) ? ParseStatus::incomplete : ParseStatus::error;
-    }
-    if (line.empty()) {
-        head_size_ = cr + 2;
-        return ParseStatus::done;
-    }
-    if (is_space(line.front())) return fail(400, "obs-fold or whitespace before a field");
-    if (++fields_ > kMaxHeaders) return fail(431, "too many header fields");
-    return ParseStatus::incomplete;
+// The empty line at cr ends the head: what needs every field is checked, and
+// the Request gets the rest of what it holds.
+ParseStatus RequestParser::finish(std::size_t cr, Request& request) {
+    if (request.minor == 1 && !seen_host_) return fail(400, "missing Host");
+    if (chunked_ && seen_length_) return fail(400, "both Content-Length and Transfer-Encoding");
+    scanned_ = head_size_ = cr + 2;
+    if (request.host.data() == nullptr) request.host = host_; // no authority in the target
+    // close wins; an HTTP/1.0 connection persists only when asked to.
+    request.keep_alive = !close_asked_ && (request.minor == 1 || keep_alive_asked_);
+    request.expect_continue = expect_continue_;
+    request.chunked = chunked_;
+    request.content_length = content_length_;
+    request.header_count = fields_;
+    return ParseStatus::done;
 }
 
-// method SP request-target SP HTTP-version, exactly one SP between parts.
-bool RequestParser::parse_request_line(std::string_view line) {
-    std::size_t i = 0;
-    while (i < line.size() && in(kToken, line[i])) ++i;
-    if (i == 0 || i == line.size() || line[i] != ' ') return refuse(400, "malformed method");
-    line_.method_name = line.substr(0, i);
-    line_.method = method_of(line_.method_name);
-
-    const std::size_t target_start = ++i;
-    while (i < line.size() && in(kTarget, line[i])) ++i;
-    if (i == target_start) return refuse(400, "missing request-target");
-    if (i == line.size()) return refuse(400, "missing HTTP version");
-    if (line[i] != ' ') return refuse(400, "invalid character in request-target");
-    line_.target = line.substr(target_start, i - target_start);
-
-    const std::string_view version = line.substr(i + 1);
-    if (version.size() != 8 || version.substr(0, 5) != "HTTP/" || !is_digit(version[5]) ||
-        version[6] != '.' || !is_digit(version[7]))
-        return refuse(400, "malformed HTTP version");
-    if (version[5] != '1' || version[7] > '1') return refuse(505, "HTTP version not supported");
-    line_.minor = static_cast<std::uint8_t>(version[7] - '0');
-    return parse_target(line_.target);
-}
-
-// Splits the target by its form (RFC 9112 §3.2); each form only with the
-// methods that use it.
-bool RequestParser::parse_target(std::string_view target) {
-    line_.path = line_.query = line_.authority = {};
-    const bool connect = line_.method == Method::connect;
-    if (target.front() == '/' && !connect) {
-        const std::size_t q = target.find('?');
-        line_.path = target.substr(0, q);
-        line_.query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
-        return true;
-    }
+// The other forms of request.target (RFC 9112 §3.2.2-4), each only with the
+// methods that use it. An authority in the target is the request's host.
+bool RequestParser::parse_other_target(Request& request) {
+    const std::string_view target = request.target;
+    request.path = request.query = {};
+    const bool connect = request.method == Method::connect;
     if (target == "*") {
-        if (line_.method != Method::options) return refuse(400, "'*' target without OPTIONS");
-        line_.path = target;
+        if (request.method != Method::options) return refuse(400, "'*' target without OPTIONS");
+        request.path = target;
         return true;
     }
     if (connect) {
         if (!valid_authority_form(target)) return refuse(400, "malformed CONNECT target");
-        line_.authority = target;
+        request.host = target;
         return true;
     }
     std::size_t scheme = 0;
@@ -309,82 +548,50 @@ bool RequestParser::parse_target(std::string_view target) {
     else
         return refuse(400, "malformed request-target");
     const std::size_t authority_end = std::min(target.find_first_of("/?", scheme), target.size());
-    line_.authority = target.substr(scheme, authority_end - scheme);
-    if (line_.authority.empty() || !all_in(kHost, line_.authority))
+    const std::string_view authority = target.substr(scheme, authority_end - scheme);
+    if (authority.empty() || !all_in(kHost, authority))
         return refuse(400, "malformed authority in request-target");
+    request.host = authority;
     const std::string_view rest = target.substr(authority_end);
     const std::size_t q = rest.find('?');
-    line_.path = rest.substr(0, q);
-    line_.query = q == std::string_view::npos ? std::string_view() : rest.substr(q + 1);
+    request.path = rest.substr(0, q);
+    if (q != std::string_view::npos) request.query = rest.substr(q + 1);
     // An empty path is "/" (RFC 9110 §4.2.3); the view stays inside the
     // buffer by pointing at the second slash of the scheme's "//".
-    if (line_.path.empty()) line_.path = target.substr(scheme - 1, 1);
+    if (request.path.empty()) request.path = target.substr(scheme - 1, 1);
     return true;
 }
 
-// The head is complete and its lines are well formed: split the fields and
-// apply their meaning.
-ParseStatus RequestParser::fill(std::string_view data, Request& request) {
-    request.method = line_.method;
-    request.method_name = line_.method_name;
-    request.target = line_.target;
-    request.path = line_.path;
-    request.query = line_.query;
-    request.host = {};
-    request.minor = line_.minor;
-    request.expect_continue = false;
-    request.chunked = false;
-    request.content_length = 0;
-    request.header_count = 0;
-    seen_host_ = seen_length_ = seen_coding_ = close_asked_ = keep_alive_asked_ = false;
-
-    const char* const bytes = data.data();
-    const std::size_t end = head_size_ - 2; // the CR of the empty line
-    std::size_t p = line_end_ + 2;
-    while (p < end) {
-        // The scan guarantees this line ends with CRLF before `end`.
-        const std::string_view line(bytes + p, find_cr(bytes, p, end) - p);
-        p += line.size() + 2;
-
-        std::size_t colon = 0;
-        while (colon < line.size() && in(kToken, line[colon])) ++colon;
-        if (colon == line.size() || line[colon] != ':')
-            return fail(400, colon < line.size() && is_space(line[colon])
-                                 ? "whitespace before a field's colon"
-                                 : "malformed header field");
-        if (colon == 0) return fail(400, "empty field name");
-        if (!field({line.substr(0, colon), trim(line.substr(colon + 1))}, request))
-            return ParseStatus::error;
-    }
-    if (line_.minor == 1 && !seen_host_) return fail(400, "missing Host");
-    if (request.chunked && seen_length_)
-        return fail(400, "both Content-Length and Transfer-Encoding");
-    if (!line_.authority.empty()) request.host = line_.authority;
-    // close wins; an HTTP/1.0 connection persists only when asked to.
-    request.keep_alive = !close_asked_ && (line_.minor == 1 || keep_alive_asked_);
-    return ParseStatus::done;
+// The field line [line_start_, cr)'s name scan stopped at `stopped`, which is
+// not a colon after a name, or the line is one too many. The colon, or 0
+// after refuse().
+std::size_t RequestParser::odd_name(const char* bytes, std::size_t cr, std::size_t stopped) {
+    const std::size_t start = line_start_;
+    if (is_space(bytes[start])) return refuse(400, "obs-fold or whitespace before a field"), 0;
+    if (fields_ == kMaxHeaders) return refuse(431, "too many header fields"), 0;
+    std::size_t colon = stopped;
+    while (colon < cr && in(kToken, bytes[colon])) ++colon;
+    if (colon == cr || bytes[colon] != ':')
+        return refuse(400, colon < cr && is_space(bytes[colon])
+                               ? "whitespace before a field's colon"
+                               : "malformed header field"),
+               0;
+    if (colon == start) return refuse(400, "empty field name"), 0;
+    return colon;
 }
 
-// Stores one field and applies the ones that frame or steer the request.
-bool RequestParser::field(Header header, Request& request) {
-    if (request.header_count == kMaxHeaders) return refuse(431, "too many header fields");
-    request.headers[request.header_count++] = header;
-    const std::string_view name = header.name;
-    const std::string_view value = header.value;
-    switch (name.size()) {
-    case 4:
-        if (!is(name, "host")) break;
-        if (seen_host_) return refuse(400, "repeated Host");
-        if (!all_in(kHost, value)) return refuse(400, "malformed Host");
-        seen_host_ = true;
-        request.host = value;
-        break;
-    case 6:
-        if (is(name, "expect") && line_.minor == 1 && is(value, "100-continue"))
-            request.expect_continue = true;
-        break;
-    case 10: {
-        if (!is(name, "connection")) break;
+// Applies a field that frames or steers the request (of HTTP/1.minor).
+bool RequestParser::field(Known which, std::string_view value, std::uint8_t minor) {
+    switch (which) {
+    case Known::expect:
+        if (minor == 1 && is(value, "100-continue")) expect_continue_ = true;
+        return true;
+    case Known::connection: {
+        // A list of options, nearly always one.
+        if (is(value, "keep-alive")) {
+            keep_alive_asked_ = true;
+            return true;
+        }
         std::string_view rest = value;
         while (!rest.empty()) {
             const std::size_t comma = std::min(rest.find(','), rest.size());
@@ -395,25 +602,21 @@ bool RequestParser::field(Header header, Request& request) {
             else if (is(option, "keep-alive"))
                 keep_alive_asked_ = true;
         }
-        break;
+        return true;
     }
-    case 14:
-        if (!is(name, "content-length")) break;
+    case Known::content_length:
         if (seen_length_) return refuse(400, "repeated Content-Length");
-        if (!parse_length(value, request.content_length))
-            return refuse(400, "malformed Content-Length");
+        if (!parse_length(value, content_length_)) return refuse(400, "malformed Content-Length");
         seen_length_ = true;
-        break;
-    case 17:
-        if (!is(name, "transfer-encoding")) break;
-        if (line_.minor == 0) return refuse(400, "Transfer-Encoding in HTTP/1.0");
+        return true;
+    case Known::transfer_encoding:
+        if (minor == 0) return refuse(400, "Transfer-Encoding in HTTP/1.0");
         // A second field makes a list ("chunked, chunked"): not just chunked.
-        if (seen_coding_ || !is(value, "chunked"))
-            return refuse(501, "unsupported transfer coding");
-        seen_coding_ = true;
-        request.chunked = true;
-        break;
-    default:
+        if (chunked_ || !is(value, "chunked")) return refuse(501, "unsupported transfer coding");
+        chunked_ = true;
+        return true;
+    case Known::host: // in field_line()
+    case Known::other:
         break;
     }
     return true;

@@ -34,9 +34,12 @@ public:
     explicit RequestParser(ParserLimits limits = {}) : limits_(limits) {}
 
     // Parses the head at the start of `data` (everything received so far of
-    // this request, the same bytes at the same address on every call).
+    // this request, the same bytes at the same address and the same `request`
+    // on every call: field lines are stored in it as they arrive, so its
+    // contents mean nothing until `done`).
     //   incomplete: more bytes are needed;
-    //   done: `request` is filled and head_size() bytes of `data` are the head;
+    //   done: `request` is filled and head_size() bytes of `data` are the head
+    //         (another call parses the same head again, into any Request);
     //   error: error_status() is 400, 414, 431, 501 (a transfer coding it does
     //          not know) or 505 (a version other than HTTP/1.0 and 1.1), and
     //          error_reason() says why in a few words.
@@ -50,39 +53,47 @@ public:
     std::string_view error_reason() const { return error_reason_; }
 
 private:
-    // The request line's parts, parsed as soon as its CRLF arrives (so a bad
-    // one is answered without waiting for the fields) and copied into the
-    // Request when the head is complete: the caller's Request is only written
-    // by the call that returns `done`.
-    struct RequestLine {
-        Method method = Method::other;
-        std::string_view method_name, target, path, query;
-        std::string_view authority; // absolute-form or CONNECT's authority-form
-        std::uint8_t minor = 1;
+    // What the scan does after a special byte that is not the CR of a CRLF.
+    enum class Next : std::uint8_t { skip, line_end, more, error };
+    // The fields that frame or steer the request.
+    enum class Known : std::uint8_t {
+        other,
+        host,
+        expect,
+        connection,
+        content_length,
+        transfer_encoding
     };
 
     ParseStatus fail(int status, std::string_view reason);
     bool refuse(int status, std::string_view reason); // fail(), then false
-    ParseStatus scan(std::string_view data);
-    ParseStatus end_line(std::string_view data, std::size_t cr);
-    // These return false after refuse().
-    bool parse_request_line(std::string_view line);
-    bool parse_target(std::string_view target);
-    bool field(Header header, Request& request);
-    ParseStatus fill(std::string_view data, Request& request);
+    ParseStatus scan(std::string_view data, Request& request);
+    Next odd_byte(const char* bytes, std::size_t size, std::size_t p);
+    ParseStatus more(std::size_t p);
+    ParseStatus finish(std::size_t cr, Request& request);
+    // These return false (or 0) after refuse().
+    bool parse_request_line(const char* bytes, std::size_t start, std::size_t end,
+                            Request& request);
+    bool parse_other_target(Request& request);
+    bool field_line(const char* bytes, std::size_t cr, Request& request);
+    std::size_t odd_name(const char* bytes, std::size_t cr, std::size_t stopped);
+    static Known known(std::string_view name);
+    bool field(Known known, std::string_view value, std::uint8_t minor);
 
     ParserLimits limits_;
     std::size_t scanned_ = 0;    // bytes already checked for the end of the head
     std::size_t line_start_ = 0; // of the line being scanned
     std::size_t line_end_ = 0;   // end of the request line once seen, else 0
     std::size_t head_size_ = 0;
-    std::size_t fields_ = 0; // field lines seen by the scan
+    std::size_t fields_ = 0; // field lines seen, stored in the Request's headers[]
     int error_status_ = 0;
     std::string_view error_reason_;
-    RequestLine line_;
-    // Per-request flags of fill(), kept here so field() stays a short switch.
-    bool seen_host_ = false, seen_length_ = false, seen_coding_ = false;
-    bool close_asked_ = false, keep_alive_asked_ = false;
+    // What field() has seen of this head; the request line's parts go
+    // straight into the Request.
+    std::string_view host_;
+    std::uint64_t content_length_ = 0;
+    bool seen_host_ = false, seen_length_ = false, chunked_ = false;
+    bool expect_continue_ = false, close_asked_ = false, keep_alive_asked_ = false;
 };
 
 // The chunked transfer coding (RFC 9112 §7.1), decoded incrementally: call

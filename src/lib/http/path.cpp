@@ -1,10 +1,75 @@
 #include "http/path.hpp"
 
+#include <cstdint>
 #include <cstring>
 
 namespace weft::http {
 
 namespace {
+
+// --- Already normal? Eight bytes at a time ---------------------------------
+
+constexpr std::uint64_t kOnes = 0x0101010101010101;  // 0x01 in every byte
+constexpr std::uint64_t kHighs = 0x8080808080808080; // 0x80 in every byte
+
+// 0x80 in each byte of `word` that is c, and maybe in bytes above such a
+// byte (a borrow): never none where there is one. Here a false mark only
+// sends a path the slow way.
+std::uint64_t bytes_equal(std::uint64_t word, char c) {
+    const std::uint64_t x = word ^ (kOnes * static_cast<std::uint8_t>(c));
+    return (x - kOnes) & ~x & kHighs;
+}
+
+template <class Word>
+Word load(const char* p) {
+    Word word;
+    std::memcpy(&word, p, sizeof word);
+    return word;
+}
+
+// The n bytes at p (1 to 8), little-endian, the bytes past them read as 'a'
+// (which none of the tests below picks). Two overlapping loads, not a loop.
+[[gnu::always_inline]] inline std::uint64_t load_tail(const char* p, std::size_t n) {
+    std::uint64_t word;
+    if (n >= 4)
+        word = load<std::uint32_t>(p) | std::uint64_t{load<std::uint32_t>(p + n - 4)}
+                                            << 8 * (n - 4);
+    else if (n >= 2)
+        word = load<std::uint16_t>(p) | std::uint64_t{load<std::uint16_t>(p + n - 2)}
+                                            << 8 * (n - 2);
+    else
+        word = static_cast<unsigned char>(*p);
+    return n == 8 ? word : word | (kOnes * 'a') << 8 * n;
+}
+
+// Nonzero when the eight bytes of `word` may need the slow way: a '%' to
+// decode, a NUL to refuse, or a slash followed by a slash or a dot (an empty,
+// "." or ".." segment). OR 1 folds '.' onto '/', NUL onto 0x01 and '$' onto
+// '%', and a dot followed by a slash or dot looks the same: such false alarms
+// ('$', 0x01, "a./b", "a..b") only cost the slow way, which is exact.
+[[gnu::always_inline]] inline std::uint64_t odd(std::uint64_t word) {
+    const std::uint64_t folded = word | kOnes;
+    const std::uint64_t slash_or_dot = bytes_equal(folded, '/');
+    return bytes_equal(folded, '%') | bytes_equal(folded, '\x01') |
+           (slash_or_dot & slash_or_dot >> 8);
+}
+
+// A path of more than eight bytes is its own normal form. The words
+// overlap by a byte, so that each pair of neighbours is inside one of them;
+// the last one ends at the path's end.
+[[gnu::noinline]] bool long_path_normal(const char* p, std::size_t n) {
+    for (std::size_t i = 0; n - i > 8; i += 7)
+        if (odd(load<std::uint64_t>(p + i)) != 0) return false;
+    return odd(load<std::uint64_t>(p + n - 8)) == 0;
+}
+
+// `raw` (starting with '/') is its own normal form.
+bool already_normal(std::string_view raw) {
+    if (raw.size() > 8) return long_path_normal(raw.data(), raw.size());
+    return odd(load_tail(raw.data(), raw.size())) == 0;
+}
+
+// --- Decoding and normalising -----------------------------------------------
 
 int hex_value(char c) {
     if (c >= '0' && c <= '9') return c - '0';
@@ -32,15 +97,12 @@ long decode(std::string_view raw, char* out) {
     return static_cast<long>(w);
 }
 
-} // namespace
-
 // Decoding comes first, so an encoded slash or dot is a slash or dot to the
 // normaliser: what a handler sees is what the filesystem will see. Then the
 // segments are rewritten in place: the write position never passes the read
 // position, because each kept segment is written with the one slash that
 // preceded it.
-std::optional<std::string_view> normalize_path(std::string_view raw, char* out) {
-    if (raw.empty() || raw.front() != '/') return std::nullopt;
+[[gnu::noinline]] std::optional<std::string_view> rewrite(std::string_view raw, char* out) {
     const long decoded = decode(raw, out);
     if (decoded < 0) return std::nullopt;
     const auto size = static_cast<std::size_t>(decoded);
@@ -69,6 +131,14 @@ std::optional<std::string_view> normalize_path(std::string_view raw, char* out) 
     }
     if (w == 0 || trailing_slash) out[w++] = '/';
     return std::string_view(out, w);
+}
+
+} // namespace
+
+std::optional<std::string_view> normalize_path(std::string_view raw, char* out) {
+    if (raw.empty() || raw.front() != '/') return std::nullopt;
+    if (already_normal(raw)) return raw; // most paths: nothing to copy
+    return rewrite(raw, out);
 }
 
 } // namespace weft::http

@@ -11,7 +11,9 @@ namespace weft::http {
 // Decodes every %XX in `raw` (a target's path, before any '?') once, into
 // `out` (which must hold raw.size() bytes), then normalises it: empty and "."
 // segments go, ".." removes the segment before it, repeated slashes become
-// one, a trailing slash stays. The result starts with '/'.
+// one, a trailing slash stays. The result starts with '/'. It is a view of
+// `raw` itself when that is already normal (no '%', no empty or dot segment:
+// most paths, and nothing is copied), else of `out`.
 // nullopt (answered 400) when raw does not start with '/', a %XX is not two
 // hex digits, the path holds a NUL (raw or encoded), or ".." would climb above
 // the root.
