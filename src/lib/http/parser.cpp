@@ -90,30 +90,44 @@ Block special(Block b) {
     return within(b, 0x00, 0x1f) | equal(b, 0x7f);
 }
 
-// The picks: a mask of the bytes each scan stops at.
-constexpr auto special_bits = [](Block b) { return bits(special(b)); };
+// The picks: what each scan stops at, as a mask, bit i for byte i. Function
+// objects, each inlined where a scan uses it.
+struct SpecialBits {
+    [[gnu::always_inline]] unsigned operator()(Block b) const { return bits(special(b)); }
+};
 
 // A request-target's bytes are VCHAR only (no SP, controls, DEL or obs-text).
-constexpr auto not_target = [](Block b) { return ~bits(within(b, 0x21, 0x7e)) & kAll; };
-constexpr auto not_target_or_query = [](Block b) {
-    return (~bits(within(b, 0x21, 0x7e)) & kAll) | bits(equal(b, '?'));
+struct NotTarget {
+    [[gnu::always_inline]] unsigned operator()(Block b) const {
+        return ~bits(within(b, 0x21, 0x7e)) & kAll;
+    }
+};
+struct NotTargetOrQuery {
+    [[gnu::always_inline]] unsigned operator()(Block b) const {
+        return (~bits(within(b, 0x21, 0x7e)) & kAll) | bits(equal(b, '?'));
+    }
 };
 
-// Within a line (no control but HTAB), OR 0x20 maps only letters onto
-// letters, and only '-' and the digits onto themselves (CR and 0x10-0x19 are
-// the controls it would map there). Field names are nearly always letters,
-// digits and '-': the scan stops at the colon, or at a byte that needs the
-// full tchar check.
-constexpr auto not_name = [](Block b) {
-    const Block low = lower(b);
-    return ~bits(within(low, 'a', 'z') | within(low, '0', '9') | equal(low, '-')) & kAll;
+// OR 0x20 maps the upper-case letters onto the lower-case ones and no other
+// byte onto a letter.
+Block letter(Block b) {
+    return within(lower(b), 'a', 'z');
+}
+
+// Field names are nearly always letters, digits and '-': the scan of one
+// stops at its colon, or at a byte that needs the full tchar check.
+struct NotName {
+    [[gnu::always_inline]] unsigned operator()(Block b) const {
+        return ~bits(letter(b) | within(b, '0', '9') | equal(b, '-')) & kAll;
+    }
 };
 
-// Not a letter, digit, '-', '.' or ':' (within '-'..':' only '/' is not one):
-// a Host byte that needs the full check.
-constexpr auto not_plain_host = [](Block b) {
-    const Block low = lower(b);
-    return (~bits(within(low, 'a', 'z') | within(low, '-', ':')) & kAll) | bits(equal(low, '/'));
+// A Host byte that needs the full check: not a letter, digit, '-', '.' or
+// ':' (in '-'..':' only '/' is none of them).
+struct NotPlainHost {
+    [[gnu::always_inline]] unsigned operator()(Block b) const {
+        return (~bits(letter(b) | within(b, '-', ':')) & kAll) | bits(equal(b, '/'));
+    }
 };
 
 // What `pick` picks of the bytes [p, stop), fewer than 16, in an input
@@ -152,7 +166,7 @@ template <class Pick>
         if (bits(first | second) != 0) // __builtin_ctz: the mask is not 0
             return p + static_cast<unsigned>(__builtin_ctz(bits(first) | bits(second) << 16));
     }
-    return find(bytes, p, stop, special_bits);
+    return find(bytes, p, stop, SpecialBits{});
 }
 
 // --- Byte sets for the rare bytes the masks leave to them --------------------
@@ -341,7 +355,7 @@ ParseStatus RequestParser::parse(std::string_view data, Request& request) {
 [[gnu::always_inline]] inline bool RequestParser::field_line(const char* bytes, std::size_t cr,
                                                              Request& request) {
     const std::size_t start = line_start_;
-    std::size_t colon = find(bytes, start, cr, not_name);
+    std::size_t colon = find(bytes, start, cr, NotName{});
     if (bytes[colon] != ':' || colon == start || fields_ == kMaxHeaders) {
         colon = odd_name(bytes, cr, colon);
         if (colon == 0) return false;
@@ -360,7 +374,7 @@ ParseStatus RequestParser::parse(std::string_view data, Request& request) {
     const Known which = known(name);
     if (which == Known::host) { // in every request: inline
         if (seen_host_) return refuse(400, "repeated Host");
-        if (find(bytes, value, end, not_plain_host) != end && !all_in(kHost, text))
+        if (find(bytes, value, end, NotPlainHost{}) != end && !all_in(kHost, text))
             return refuse(400, "malformed Host");
         seen_host_ = true;
         host_ = text;
@@ -390,10 +404,10 @@ ParseStatus RequestParser::parse(std::string_view data, Request& request) {
     // SP before the version; its first '?' is noted on the way.
     const std::size_t target_start = ++i;
     std::size_t query = 0; // the first '?', if any (not 0: the method is before it)
-    i = find(bytes, i, end, not_target_or_query);
+    i = find(bytes, i, end, NotTargetOrQuery{});
     if (i < end && bytes[i] == '?') {
         query = i;
-        i = find(bytes, i + 1, end, not_target);
+        i = find(bytes, i + 1, end, NotTarget{});
     }
     if (i == target_start) return refuse(400, "missing request-target");
     if (i == end) return refuse(400, "missing HTTP version");
