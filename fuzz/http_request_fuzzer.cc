@@ -59,11 +59,16 @@ void check_request(const Request& r, std::string_view head) {
 }
 
 // A normalised path starts with '/', holds no NUL, and has no empty, "." or
-// ".." segment (a trailing slash aside).
+// ".." segment (a trailing slash aside); it is raw itself or lies in out.
 void check_path(std::string_view raw) {
     std::vector<char> out(raw.size());
     const std::optional<std::string_view> path = normalize_path(raw, out.data());
     if (!path) return;
+    // Raw itself when it is already normal, else written into out.
+    if (path->data() == raw.data())
+        check(path->size() == raw.size());
+    else
+        check(path->data() == out.data());
     check(!path->empty() && path->front() == '/' && path->size() <= raw.size());
     check(path->find('\0') == std::string_view::npos);
     std::size_t start = 1;
