@@ -13,9 +13,7 @@ char* append_hex(char* out, std::uint64_t n) {
     return std::to_chars(out, out + 16, n, 16).ptr;
 }
 
-bool is_space(char c) {
-    return c == ' ' || c == '\t';
-}
+using http::is_whitespace;
 
 // Whether the field name `name` is `lower` (lower-case letters and '-', of
 // the same length) in any case. Field names are tokens, and setting bit 5
@@ -97,7 +95,7 @@ Conditions read_conditions(const http::Request& request) {
 bool etag_matches(std::string_view list, std::string_view etag, Comparison comparison) {
     std::size_t i = 0;
     while (i < list.size()) {
-        while (i < list.size() && (is_space(list[i]) || list[i] == ',')) ++i;
+        while (i < list.size() && (is_whitespace(list[i]) || list[i] == ',')) ++i;
         if (i == list.size()) break;
         if (list[i] == '*') return true;
         bool weak = false;

@@ -5,15 +5,8 @@
 namespace weft::handlers {
 namespace {
 
-bool is_space(char c) {
-    return c == ' ' || c == '\t';
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-    return s;
-}
+using http::is_whitespace;
+constexpr auto trim = http::trim_whitespace;
 
 // A qvalue, "0" ["." 0*3DIGIT] or "1" ["." 0*3("0")], in thousandths; -1 if
 // it is not one.

@@ -1,5 +1,7 @@
 #include "handlers/file_ranges.hpp"
 
+#include "http/request.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cstring>
@@ -10,15 +12,8 @@ namespace {
 
 constexpr std::uint64_t kNoNumber = ~std::uint64_t{0};
 
-bool is_space(char c) {
-    return c == ' ' || c == '\t';
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-    return s;
-}
+using http::is_whitespace;
+constexpr auto trim = http::trim_whitespace;
 
 // Decimal digits, saturating at kNoNumber - 1 (a position past any file);
 // kNoNumber when `s` is empty or holds anything else.
