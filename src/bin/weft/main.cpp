@@ -117,6 +117,16 @@ int serve(const config::Config& config) {
 } // namespace
 
 int main(int argc, char** argv) {
+    // Started with fd 0, 1 or 2 closed, the first files opened would take
+    // those numbers, and the error log's dup2 onto 2 would replace one.
+    for (int fd = ::open("/dev/null", O_RDWR | O_CLOEXEC); fd >= 0;
+         fd = ::open("/dev/null", O_RDWR | O_CLOEXEC)) {
+        if (fd > 2) {
+            ::close(fd);
+            break;
+        }
+        ::fcntl(fd, F_SETFD, 0); // a std stream stays open across exec
+    }
     std::string error;
     const auto line = parse_command_line({argv + 1, argv + argc}, error);
     if (!line) {

@@ -14,10 +14,18 @@ void RedirectHandler::serve(http::Exchange& exchange) const {
     // The raw path keeps its percent-encoding, so the Location is still a
     // valid URI; only the part after the prefix is carried over.
     std::string_view rest = request.path;
-    if (rest.starts_with(prefix())) {
-        rest.remove_prefix(prefix().size());
+    const std::string_view stem =
+        std::string_view(prefix()).substr(0, prefix().size() - (prefix().ends_with('/') ? 1 : 0));
+    if (rest.starts_with(stem) && rest.substr(stem.size()).starts_with('/')) {
+        // The rest keeps its leading slash, so it can never extend `to`'s
+        // host (https://a.example + @evil.example); repeated slashes are
+        // one, so it can never become //evil.example either.
+        rest.remove_prefix(stem.size());
+        while (rest.size() > 1 && rest[1] == '/') rest.remove_prefix(1);
     } else {
-        rest = {}; // an encoded form of the prefix: the decoded path must not go in a header
+        // No raw segment boundary after the prefix (an encoded slash, or the
+        // prefix itself): the rest is not carried over.
+        rest = {};
     }
     if (!to_.empty() && to_.back() == '/' && rest.starts_with('/')) rest.remove_prefix(1);
     char location[8192];

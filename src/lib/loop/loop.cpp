@@ -366,14 +366,19 @@ void Loop::end_task(Task* task, std::int64_t result) {
     entry.task = nullptr;
     entry.waiting = 0;
     const bool parks = finished && yield_op(result) == static_cast<std::uint32_t>(Op::want_read) &&
-                       !stopping_ && !(entry.ready & (kPeerClosed | kHungUp));
+                       !stopping_ && !(entry.ready & kHungUp);
     if (!parks) {
         close_connection(fd);
         return;
     }
-    // Parked: no coroutine until bytes arrive, or now if they already have.
+    // Parked: no coroutine until bytes arrive, or now if they already have;
+    // bytes that came before the peer's FIN are still served.
     if (entry.ready & kReadable) {
         unpark(fd);
+        return;
+    }
+    if (entry.ready & kPeerClosed) {
+        close_connection(fd);
         return;
     }
     entry.waiting = kReadable;
