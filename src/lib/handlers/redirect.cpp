@@ -37,7 +37,7 @@ void RedirectHandler::serve(http::Exchange& exchange) const {
     char* p = location;
     std::memcpy(p, to_.data(), to_.size());
     p += to_.size();
-    std::memcpy(p, rest.data(), rest.size());
+    if (!rest.empty()) std::memcpy(p, rest.data(), rest.size()); // an empty rest has no data()
     p += rest.size();
     if (!request.query.empty()) {
         *p++ = '?';
