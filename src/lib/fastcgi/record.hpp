@@ -1,0 +1,174 @@
+#pragma once
+// The FastCGI 1.0 record layer: what weft writes to a backend and how it
+// reads what comes back.
+//
+// A record is an 8-byte header (version 1, type, request id, content length,
+// padding length), the content and the padding. weft speaks one request at a
+// time per connection (request id 1), as the responder role.
+//
+// Writing: RecordWriter fills a caller's buffer with records and hands full
+// buffers to a flush callback (which writes them to the backend and may wait
+// there), so a request of any size goes out through a fixed buffer:
+// BEGIN_REQUEST, the PARAMS stream (name-value pairs with 1- or 4-byte
+// lengths, a pair split over records when it does not fit one), the empty
+// PARAMS record, STDIN bytes, the empty STDIN record. A GET is one buffer
+// and one write.
+//
+// Reading: RecordReader takes the bytes as they arrive, in pieces of any
+// size, and hands back STDOUT and STDERR content as it comes (a record need
+// not be whole to pass its first bytes on), then END_REQUEST. It is strict:
+// another version, another request id, a type a responder's backend must not
+// send, an END_REQUEST that is not 8 bytes, or anything after END_REQUEST is
+// an error, and the connection is not to be trusted again.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace weft::fastcgi {
+
+inline constexpr std::uint8_t kVersion = 1;
+inline constexpr std::size_t kHeaderSize = 8;
+inline constexpr std::size_t kMaxContent = 65535;
+inline constexpr std::uint16_t kRequestId = 1;
+
+enum class RecordType : std::uint8_t {
+    begin_request = 1,
+    abort_request = 2,
+    end_request = 3,
+    params = 4,
+    stdin_ = 5,
+    stdout_ = 6,
+    stderr_ = 7,
+    data = 8,
+    get_values = 9,
+    get_values_result = 10,
+    unknown_type = 11,
+};
+
+// END_REQUEST's protocolStatus.
+enum class ProtocolStatus : std::uint8_t {
+    request_complete = 0,
+    cant_mpx_conn = 1,
+    overloaded = 2,
+    unknown_role = 3,
+};
+
+// Writes the 8-byte header of a record at `out`.
+void encode_header(char* out, RecordType type, std::uint16_t request_id,
+                   std::uint16_t content_length, std::uint8_t padding_length);
+
+// The bytes a name or value length takes in a PARAMS pair: 1 below 128, else 4.
+constexpr std::size_t length_size(std::size_t length) {
+    return length < 128 ? 1 : 4;
+}
+
+class RecordWriter {
+public:
+    // Writes out `size` bytes (all of them) and returns 0, or -errno.
+    using Flush = int (*)(void* context, const char* bytes, std::size_t size);
+
+    // Records go into buffer[0, capacity) (capacity >= 64); when it is full
+    // they go to `flush`. The first flush error sticks: later calls do
+    // nothing and flush() returns it.
+    RecordWriter(char* buffer, std::size_t capacity, Flush flush, void* context,
+                 std::uint16_t request_id = kRequestId);
+    RecordWriter(const RecordWriter&) = delete;
+    RecordWriter& operator=(const RecordWriter&) = delete;
+
+    // BEGIN_REQUEST for the responder role; keep_conn asks the backend to
+    // keep the connection open after the request (FCGI_KEEP_CONN).
+    void begin_request(bool keep_conn);
+
+    // One PARAMS name-value pair. Names or values of 2^31 bytes or more are
+    // not sent (nothing can be that large here).
+    void param(std::string_view name, std::string_view value);
+    // The pair for a request header field: the name is "HTTP_" and the field
+    // name upper-cased with '-' as '_'; the value is `values` joined by
+    // `separator` (repeated fields merged into one).
+    void header_param(std::string_view field_name, std::span<const std::string_view> values,
+                      std::string_view separator);
+    // The empty PARAMS record that ends the stream.
+    void end_params();
+
+    // STDIN: bytes of the request body, as records.
+    void stdin_bytes(std::string_view bytes);
+    // Room to read body bytes into, in place, inside a STDIN record: at least
+    // 1 byte (flushing first when the buffer is full), at most `want`...
+    std::span<char> stdin_space(std::size_t want);
+    // ...and how many of them were filled.
+    void commit_stdin(std::size_t size);
+    // The empty STDIN record that ends the body.
+    void end_stdin();
+
+    // ABORT_REQUEST.
+    void abort_request();
+
+    // Hands everything buffered to the flush callback: 0 or the sticky error.
+    int flush();
+    int error() const { return error_; }
+    // Bytes waiting in the buffer.
+    std::size_t buffered() const;
+
+private:
+    void open(RecordType type);
+    void close_record();
+    void append(const char* bytes, std::size_t size);
+    void append_length(std::size_t length);
+    bool make_room(std::size_t size);
+
+    char* buffer_;
+    std::size_t capacity_;
+    Flush flush_;
+    void* context_;
+    std::uint16_t request_id_;
+    std::size_t size_ = 0;          // bytes written into the buffer
+    std::size_t record_ = SIZE_MAX; // where the open record's header is, if any
+    RecordType type_ = RecordType::params;
+    int error_ = 0;
+};
+
+class RecordReader {
+public:
+    enum class Kind : std::uint8_t {
+        need_more,   // every byte given was consumed; give more
+        stdout_data, // `data`: bytes of the response (a CGI head, then the body)
+        stderr_data, // `data`: bytes the application wrote to its error stream
+        end_request, // `app_status`, `protocol_status`: the request is over
+        error,       // `error`: what was wrong; the connection is unusable
+    };
+    struct Item {
+        Kind kind = Kind::need_more;
+        std::string_view data;
+        std::uint32_t app_status = 0;
+        ProtocolStatus protocol_status = ProtocolStatus::request_complete;
+        const char* error = nullptr;
+    };
+
+    explicit RecordReader(std::uint16_t request_id = kRequestId) : request_id_(request_id) {}
+
+    // The next item from `input` (the bytes not yet consumed), and how many
+    // of them it took in `consumed`. `data` points into `input`. Call again
+    // with the rest until need_more; after end_request, any further byte is
+    // an error; after an error, every call is.
+    Item next(std::string_view input, std::size_t& consumed);
+
+    // Whether END_REQUEST came and nothing is half-read.
+    bool ended() const { return state_ == State::ended; }
+    // Ready for the next request on the same connection.
+    void reset();
+
+private:
+    enum class State : std::uint8_t { header, content, padding, end_body, ended, failed };
+
+    std::uint16_t request_id_;
+    State state_ = State::header;
+    RecordType type_ = RecordType::stdout_;
+    std::uint8_t have_ = 0;   // bytes of the header (or END_REQUEST body) gathered
+    char partial_[8];         // those bytes
+    std::size_t content_ = 0; // content bytes left in this record
+    std::size_t padding_ = 0; // padding bytes left
+};
+
+} // namespace weft::fastcgi
