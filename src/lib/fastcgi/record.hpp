@@ -84,6 +84,9 @@ public:
     // One PARAMS name-value pair. Names or values of 2^31 bytes or more are
     // not sent (nothing can be that large here).
     void param(std::string_view name, std::string_view value);
+    // One pair whose value is `parts` one after the other (a root and a
+    // path), without joining them first.
+    void param(std::string_view name, std::span<const std::string_view> parts);
     // The pair for a request header field: the name is "HTTP_" and the field
     // name upper-cased with '-' as '_'; the value is `values` joined by
     // `separator` (repeated fields merged into one).
