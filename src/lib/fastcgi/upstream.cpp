@@ -27,6 +27,15 @@ bool peer_closed(int fd) {
     return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
 }
 
+// Wakes a waiter: at once on this loop, else through its loop's queue.
+void wake_up(const Ref<TriggerEvent>& wake) {
+    if (!wake) return;
+    if (&wake->loop() == Loop::current())
+        wake->fire_here();
+    else
+        wake->fire();
+}
+
 } // namespace
 
 // --- Backend ------------------------------------------------------------------
@@ -137,7 +146,7 @@ void Upstream::ask_loop_to_hand_over(Backend* backend) {
             else
                 push_idle(backend); // nobody waits any more
         }
-        if (wake) wake->fire();
+        wake_up(wake);
     });
 }
 
@@ -230,7 +239,7 @@ Backend* Upstream::acquire(PollProxy& client, AcquireError& error) {
                 wake = w->wake;
             }
         }
-        if (wake) wake->fire();
+        wake_up(wake);
     }
     error = AcquireError::client_gone;
     return nullptr;
@@ -271,7 +280,7 @@ Backend* Upstream::connect(AcquireError& error) {
             wake = w->wake;
         }
     }
-    if (wake) wake->fire();
+    wake_up(wake);
     error = timed_out ? AcquireError::timed_out : AcquireError::unavailable;
     return nullptr;
 }
@@ -347,7 +356,7 @@ void Upstream::release(Backend* backend, bool keep) {
         }
     }
     if (close_it) delete backend;
-    if (wake) wake->fire();
+    wake_up(wake);
 }
 
 Backend* Upstream::reconnect(Backend* backend, AcquireError& error) {

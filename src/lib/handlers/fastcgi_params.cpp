@@ -1,5 +1,7 @@
 #include "handlers/fastcgi_params.hpp"
 
+#include "loop/loop.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -11,19 +13,23 @@ namespace weft::handlers {
 
 namespace {
 
-void address_text(const sockaddr_storage& address, char* text, std::size_t text_size, char* port,
+void address_text(const sockaddr_in6& address, char* text, std::size_t text_size, char* port,
                   std::size_t port_size) {
     unsigned number = 0;
-    if (address.ss_family == AF_INET) {
+    if (address.sin6_family == AF_INET) {
         const auto& in = reinterpret_cast<const sockaddr_in&>(address);
         inet_ntop(AF_INET, &in.sin_addr, text, static_cast<socklen_t>(text_size));
         number = ntohs(in.sin_port);
-    } else if (address.ss_family == AF_INET6) {
+    } else if (address.sin6_family == AF_INET6) {
         const auto& in6 = reinterpret_cast<const sockaddr_in6&>(address);
         inet_ntop(AF_INET6, &in6.sin6_addr, text, static_cast<socklen_t>(text_size));
         number = ntohs(in6.sin6_port);
-    } else {
+    } else if (address.sin6_family == AF_UNIX) {
         std::memcpy(text, "unix:", 6);
+        port[0] = '\0';
+        return;
+    } else {
+        text[0] = '\0';
         port[0] = '\0';
         return;
     }
@@ -37,16 +43,22 @@ bool contains(std::string_view text, char c) {
 } // namespace
 
 void Endpoints::look_up(int fd) {
-    sockaddr_storage address{};
-    socklen_t length = sizeof address;
-    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
-        address_text(address, remote_address, sizeof remote_address, remote_port,
-                     sizeof remote_port);
-    length = sizeof address;
-    address = {};
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
-        address_text(address, server_address, sizeof server_address, server_port,
-                     sizeof server_port);
+    FdTable& table = Loop::current()->table();
+    if (!table.fits(fd)) return;
+    SocketEnds& ends = table.ends(fd);
+    if (!ends.known) {
+        // Not accepted by a loop (adopted): ask the socket, once.
+        socklen_t length = sizeof ends.peer;
+        if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ends.peer), &length) != 0)
+            ends.peer.sin6_family = AF_UNSPEC;
+        length = sizeof ends.local;
+        if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ends.local), &length) != 0)
+            ends.local.sin6_family = AF_UNSPEC;
+        ends.known = true;
+    }
+    address_text(ends.peer, remote_address, sizeof remote_address, remote_port, sizeof remote_port);
+    address_text(ends.local, server_address, sizeof server_address, server_port,
+                 sizeof server_port);
 }
 
 void write_params(fastcgi::RecordWriter& w, const http::Request& request, const ScriptParams& p,

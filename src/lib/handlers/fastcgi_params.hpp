@@ -35,8 +35,9 @@ struct Endpoints {
     char server_address[48] = "";
     char server_port[8] = "";
 
-    // Looks both up (getpeername, getsockname); unix sockets give "unix:"
-    // and no port.
+    // Both, from what the loop noted when it accepted the connection (a
+    // syscall only for a connection it did not accept); unix sockets give
+    // "unix:" and no port.
     void look_up(int fd);
 };
 

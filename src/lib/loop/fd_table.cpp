@@ -24,10 +24,18 @@ FdTable::FdTable(std::size_t size) : size_(size) {
         std::abort();
     }
     entries_ = static_cast<FdEntry*>(memory);
+    memory = mmap(nullptr, size_ * sizeof(SocketEnds), PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (memory == MAP_FAILED) {
+        std::fprintf(stderr, "weft: cannot map a table for %zu fds\n", size_);
+        std::abort();
+    }
+    ends_ = static_cast<SocketEnds*>(memory);
 }
 
 FdTable::~FdTable() {
     munmap(entries_, size_ * sizeof(FdEntry));
+    munmap(ends_, size_ * sizeof(SocketEnds));
 }
 
 void FdTable::reset(int fd) {

@@ -10,6 +10,8 @@
 
 #include "loop/timer_wheel.hpp"
 
+#include <netinet/in.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -41,6 +43,18 @@ struct alignas(64) FdEntry {
 };
 static_assert(sizeof(FdEntry) == 64, "one entry per cache line");
 
+// The two ends of an accepted connection, kept beside its entry: accept4
+// gives the peer for free, and the local end is the listener's own address
+// (looked up once per connection only for a wildcard listener). Handlers
+// that pass them on (FastCGI's REMOTE_ADDR, SERVER_ADDR) then need no
+// syscall per request. A unix socket's ends hold only the family.
+struct alignas(64) SocketEnds {
+    bool known;        // false: not accepted by a loop; look them up
+    sockaddr_in6 peer; // or a sockaddr_in, by its family
+    sockaddr_in6 local;
+};
+static_assert(sizeof(SocketEnds) == 64, "one per cache line");
+
 class FdTable {
 public:
     // Room for fds below `size`; 0 means the RLIMIT_NOFILE soft limit.
@@ -52,6 +66,7 @@ public:
     std::size_t size() const { return size_; }
     bool fits(int fd) const { return fd >= 0 && static_cast<std::size_t>(fd) < size_; }
     FdEntry& operator[](int fd) { return entries_[fd]; }
+    SocketEnds& ends(int fd) { return ends_[fd]; }
     int fd_of(const FdEntry& entry) const { return static_cast<int>(&entry - entries_); }
 
     // Makes the entry free again (zeroes it); its timer must be disarmed.
@@ -59,6 +74,7 @@ public:
 
 private:
     FdEntry* entries_ = nullptr;
+    SocketEnds* ends_ = nullptr; // beside entries_, as large
     std::size_t size_ = 0;
 };
 

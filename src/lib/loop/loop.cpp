@@ -122,7 +122,16 @@ std::uint16_t Loop::add_handler(Handler handler) {
 int Loop::add_listener(int fd, std::uint16_t handler, bool shared) {
     assert(handler < handlers_.size());
     if (!table_.fits(fd)) return -EMFILE;
-    Listener& listener = listeners_.emplace_back(Listener{fd, handler, shared, Timer{}, this});
+    Listener& listener =
+        listeners_.emplace_back(Listener{fd, handler, shared, Timer{}, this, {}, false});
+    socklen_t length = sizeof listener.address;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&listener.address), &length) != 0)
+        listener.address.sin6_family = AF_UNSPEC;
+    if (listener.address.sin6_family == AF_INET6)
+        listener.wildcard = IN6_IS_ADDR_UNSPECIFIED(&listener.address.sin6_addr);
+    else if (listener.address.sin6_family == AF_INET)
+        listener.wildcard =
+            reinterpret_cast<const sockaddr_in&>(listener.address).sin_addr.s_addr == INADDR_ANY;
     listener.pause.fire = [](Timer& timer) {
         auto& l = *reinterpret_cast<Listener*>(reinterpret_cast<char*>(&timer) -
                                                offsetof(Listener, pause));
@@ -242,6 +251,11 @@ int Loop::close_fd(int fd) {
 }
 
 int Loop::adopt(int fd, std::uint16_t handler) {
+    if (table_.fits(fd)) table_.ends(fd).known = false;
+    return adopt_accepted(fd, handler);
+}
+
+int Loop::adopt_accepted(int fd, std::uint16_t handler) {
     assert(handler < handlers_.size());
     if (!table_.fits(fd)) {
         ::close(fd);
@@ -543,7 +557,10 @@ void Loop::on_ready(int fd, FdEntry& entry, std::uint32_t events) {
 
 void Loop::accept_from(Listener& listener) {
     for (int i = 0; i < kAcceptBatch && !stopping_; ++i) {
-        const int fd = accept4(listener.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        sockaddr_in6 peer;
+        socklen_t length = sizeof peer;
+        const int fd = accept4(listener.fd, reinterpret_cast<sockaddr*>(&peer), &length,
+                               SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             switch (errno) {
             case EAGAIN:
@@ -564,8 +581,18 @@ void Loop::accept_from(Listener& listener) {
             }
         }
         ++stats_.accepted;
+        if (table_.fits(fd)) {
+            SocketEnds& ends = table_.ends(fd);
+            ends.peer = peer;
+            ends.local = listener.address;
+            length = sizeof ends.local;
+            if (listener.wildcard &&
+                ::getsockname(fd, reinterpret_cast<sockaddr*>(&ends.local), &length) != 0)
+                ends.local.sin6_family = AF_UNSPEC;
+            ends.known = true;
+        }
         // TCP_NODELAY comes from the listening socket: Linux copies it.
-        adopt(fd, listener.handler);
+        adopt_accepted(fd, listener.handler);
     }
 }
 

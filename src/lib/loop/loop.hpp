@@ -173,6 +173,8 @@ private:
         bool shared;
         Timer pause; // re-enables accepting after EMFILE and the like
         Loop* loop;
+        sockaddr_in6 address;  // what it is bound to, the local end of its connections
+        bool wildcard = false; // bound to any address: ask each connection
     };
 
     Task* new_task(CoroutinePtr coroutine, int fd);
@@ -182,6 +184,7 @@ private:
     void end_task(Task* task, std::int64_t result);
     void free_task(Task* task);
     int start_connection(int fd);
+    int adopt_accepted(int fd, std::uint16_t handler);
     void unpark(int fd);
     void queue(Task* task, std::int64_t value);
 
