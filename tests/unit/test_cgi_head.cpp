@@ -150,7 +150,7 @@ TEST_CASE("a PHP head: fields in order, status 200, the body after the empty lin
                                {"Set-Cookie", "b=2"}});
 }
 
-TEST_CASE("lines end in LF or CRLF; the empty line may be either") {
+TEST_CASE("lines end in LF or CRLF, the empty line too") {
     const Fields ab = {{"A", "1"}, {"B", "2"}};
     for (const char* head : {"A: 1\nB: 2\n\nbody", "A: 1\r\nB: 2\r\n\r\nbody",
                              "A: 1\r\nB: 2\n\r\nbody", "A: 1\nB: 2\r\n\nbody"}) {
@@ -171,7 +171,7 @@ TEST_CASE("whitespace around a value is dropped, inside it kept") {
     CHECK(accept("X: caf\xc3\xa9\r\n\r\n").fields == Fields{{"X", "caf\xc3\xa9"}});
 }
 
-TEST_CASE("Status: the code, the reason if any; not a field") {
+TEST_CASE("Status: the code, the reason if any, and no field") {
     Outcome out = accept("Status: 404 Not Found\r\nContent-Type: text/plain\r\n\r\n");
     CHECK(out.code == 404);
     CHECK(out.reason == "Not Found");
@@ -209,7 +209,7 @@ TEST_CASE("Location: a local path without Status is a local redirect") {
     CHECK(accept("location: /\r\n\r\n").local_redirect);
 }
 
-TEST_CASE("Location: any other without Status means 302; with Status, the Status") {
+TEST_CASE("Location: any other without Status means 302, with Status the Status") {
     for (const char* location : {"http://example.com/", "//example.com/x", "x/y", "?q", "https:"}) {
         INFO(location);
         const Outcome out = accept("Location: "s + location + "\r\n\r\n");
@@ -229,7 +229,7 @@ TEST_CASE("Location: any other without Status means 302; with Status, the Status
     CHECK(refuse("Location:  \r\n\r\n") == "an empty Location");
 }
 
-TEST_CASE("Content-Length: digits, noted and kept; the same again dropped") {
+TEST_CASE("Content-Length: digits, noted and kept, the same again dropped") {
     Outcome out = accept("Content-Length: 42\r\nX: y\r\n\r\n");
     CHECK(out.content_length == 42);
     CHECK(out.fields == Fields{{"Content-Length", "42"}, {"X", "y"}});
@@ -299,7 +299,7 @@ TEST_CASE("at most kMaxFields fields") {
     CHECK(over.error == "too many head fields");
 }
 
-TEST_CASE("a head larger than its buffer is refused; the body does not count") {
+TEST_CASE("a head larger than its buffer is refused, the body does not count") {
     const std::string head = "Content-Type: text/plain\r\n\r\n"; // 28 bytes
     CHECK(accept(head + std::string(1000, 'b'), head.size()).body == std::string(1000, 'b'));
     CHECK(accept(head, head.size()).content_type == "text/plain");
@@ -308,7 +308,7 @@ TEST_CASE("a head larger than its buffer is refused; the body does not count") {
     CHECK(refuse(std::string(100, 'x'), 64) == "the head does not fit its buffer");
 }
 
-TEST_CASE("past an error it takes nothing; reset() starts over") {
+TEST_CASE("past an error it takes nothing, reset() starts over") {
     std::vector<char> buffer(256);
     CgiHead head(buffer.data(), buffer.size());
     std::size_t consumed = 0;

@@ -12,7 +12,7 @@
 // BEGIN_REQUEST, the PARAMS stream (name-value pairs with 1- or 4-byte
 // lengths, a pair split over records when it does not fit one), the empty
 // PARAMS record, STDIN bytes, the empty STDIN record. A GET is one buffer
-// and one write.
+// and one write. Records go out unpadded.
 //
 // Reading: RecordReader takes the bytes as they arrive, in pieces of any
 // size, and hands back STDOUT and STDERR content as it comes (a record need
@@ -98,7 +98,8 @@ public:
     // STDIN: bytes of the request body, as records.
     void stdin_bytes(std::string_view bytes);
     // Room to read body bytes into, in place, inside a STDIN record: at least
-    // 1 byte (flushing first when the buffer is full), at most `want`...
+    // 1 byte (flushing first when the buffer is full), at most `want` (none
+    // for a `want` of 0 or after an error)...
     std::span<char> stdin_space(std::size_t want);
     // ...and how many of them were filled.
     void commit_stdin(std::size_t size);
