@@ -224,15 +224,16 @@ class PhpFpm:
         self.stop()
         self.start()
 
-    def connections(self):
-        return backend_connections(self.socket)
+    def connections(self, states=(SS_CONNECTING, SS_CONNECTED)):
+        return backend_connections(self.socket, states)
 
-    def wait_connections(self, ok, timeout=5.0, what="the expected connection count"):
+    def wait_connections(self, ok, timeout=5.0, what="the expected connection count",
+                         states=(SS_CONNECTING, SS_CONNECTED)):
         """Polls the count until ok(count); fails with the last count after
         `timeout` (only an upper bound: a correct server gets there at once)."""
         deadline = time.monotonic() + timeout
         while True:
-            n = self.connections()
+            n = self.connections(states)
             if ok(n):
                 return n
             if time.monotonic() > deadline:

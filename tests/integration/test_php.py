@@ -20,8 +20,8 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from http_support import Client, Weft, free_port, get  # noqa: E402
-from php_support import (Marks, PhpFpm, PhpTestCase, backend_connections,  # noqa: E402
-                         fastcgi_get, install_fixtures, require_php_fpm)
+from php_support import (PhpFpm, PhpTestCase, fastcgi_get, install_fixtures,  # noqa: E402
+                         require_php_fpm)
 
 SECRET = b"TOP SECRET"
 # What a file that must never run as PHP would print if it ran; its source
@@ -31,7 +31,7 @@ NOT_PHP = b'<?php echo strrev("DETUCEXE");\n'
 
 SCRIPTS = ["info.php", "echo.php", "pool.php", "upload.php", "body.php", "headers.php",
            "teapot.php", "status.php", "redirect.php", "big.php", "fatal.php", "stderr.php",
-           "stream.php", "finish.php", "hold.php"]
+           "stream.php", "finish.php", "hold.php", "huge_header.php"]
 
 
 def install_site(www):
@@ -158,8 +158,9 @@ class Harness(unittest.TestCase):
                 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 socks.append(s)
                 s.connect(self.pool.socket)
+            self.pool.wait_connections(lambda n: n == 2, what="2 accepted", states=("03",))
             self.pool.wait_connections(lambda n: n == 4, what="4")
-            self.assertEqual(backend_connections(self.pool.socket, ("03",)), 2)
+            self.assertEqual(self.pool.connections(("02",)), 2)
         finally:
             for s in socks:
                 s.close()
@@ -523,6 +524,13 @@ class Responses(SiteTestCase):
         r = c.response()
         self.assertEqual((r.status, r.body), (200, b"after-head"))
 
+    def test_a_header_block_too_big_is_502(self):
+        c, r = self.roundtrip(get("/huge_header.php"))
+        self.assertEqual(r.status, 502, r)
+        self.assertNotIn(b"unreachable", r.body)
+        c, r = self.roundtrip(get("/echo.php?v=fine"))
+        self.assertEqual((r.status, r.body), (200, b"fine"))
+
     def test_a_fatal_error_is_500(self):
         c, r = self.roundtrip(get("/fatal.php"))
         self.assertEqual(r.status, 500, r)
@@ -644,6 +652,35 @@ site {
             r = self.curl("/pool.php")
             self.assertEqual((r.status, r.body), (200, b"down"))
 
+    def test_a_backend_with_a_full_backlog_is_502_at_once(self):
+        # connect() to a unix socket whose backlog is full fails with EAGAIN
+        # at once: the backend is full, the connect is not in progress.
+        pool = self.pools["down"]
+        pool.stop()
+        fillers = []
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as full:
+                full.bind(pool.socket)
+                full.listen(1)
+                for _ in range(100):
+                    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                    s.setblocking(False)
+                    try:
+                        s.connect(pool.socket)
+                    except BlockingIOError:
+                        s.close()
+                        break
+                    fillers.append(s)
+                else:
+                    self.fail("the backlog never filled")
+                self.assertBadGatewayFast()
+            os.unlink(pool.socket)
+        finally:
+            for s in fillers:
+                s.close()
+            pool.start()
+        self.assertEqual(self.curl("/pool.php").body, b"down")
+
     def test_a_restart_under_kept_connections_is_not_seen(self):
         pool = self.pools["down"]
         for _ in range(3):
@@ -673,7 +710,7 @@ upstream slow {
     queue_timeout = 5s
 }
 upstream held {
-    server = unix:{dir}/slow/php.sock
+    server = unix:{dir}/held/php.sock
     keepalive = 1
     max_conns = 1
     read_timeout = 30s
@@ -694,14 +731,13 @@ site {
     }
 }
 """
-    POOLS = {"slow": 4}
+    POOLS = {"slow": 2, "held": 2}  # a pool each, so each count is one upstream's
 
     @classmethod
     def setUpDir(cls, dir):
         install_fixtures(os.path.join(dir, "www"), {"hold.php": "hold.php", "echo.php": "echo.php"})
 
     def setUp(self):
-        self.pool = self.pools["slow"]
         self.held = []
         self.addCleanup(self.release_all)
 
@@ -732,7 +768,7 @@ site {
         self.marks.wait("done", id)
         for i in range(3):
             self.assertEqual(self.echo("slow.test", f"after-{i}"), (200, f"after-{i}".encode()))
-        self.pool.wait_connections(lambda n: n <= 1, what="at most keepalive = 1")
+        self.pools["slow"].wait_connections(lambda n: n <= 1, what="at most keepalive = 1")
 
     def test_a_client_that_leaves_frees_its_backend_connection(self):
         id = self.hold_id()
@@ -747,7 +783,7 @@ site {
         self.assertFalse(self.marks.exists("done", id), "the held script was not held")
         self.marks.release(id)
         self.marks.wait("done", id)
-        self.pool.wait_connections(lambda n: n <= 1, what="at most keepalive = 1")
+        self.pools["held"].wait_connections(lambda n: n <= 1, what="at most keepalive = 1")
         self.assertEqual(self.echo("held.test", "last"), (200, b"last"))
 
     def test_a_client_that_leaves_the_queue_takes_nothing_with_it(self):
