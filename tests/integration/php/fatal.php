@@ -1,0 +1,3 @@
+<?php
+echo "before\n";
+this_function_does_not_exist();

@@ -1,0 +1,4 @@
+<?php
+// A CGI Status header, as a script behind any FastCGI server may send it.
+header('Status: 404 Not Found');
+echo "gone\n";

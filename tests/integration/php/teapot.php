@@ -1,0 +1,3 @@
+<?php
+http_response_code(418);
+echo "short and stout\n";
