@@ -62,6 +62,9 @@ site {
         # What DokuWiki's .htaccess files deny (data and conf live
         # elsewhere in Debian's package; denied all the same).
         deny = /data /conf /bin /inc /vendor
+        # Debian links lib/tpl and lib/plugins to /var/lib/dokuwiki:
+        # followed, as nginx does by default.
+        follow_symlinks = on
     }
 }
 """

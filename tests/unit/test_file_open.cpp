@@ -185,3 +185,14 @@ TEST_CASE("open: the root itself, and OwnedFd", "[files]") {
     CHECK(fcntl(raw, F_GETFD) == -1); // closed
     CHECK(errno == EBADF);
 }
+
+TEST_CASE("open: Resolver::follow goes where symlinks lead, as nginx by default", "[files]") {
+    Tree tree;
+    const Resolver r = Resolver::follow;
+    CHECK(read_beneath(tree, "a.txt", r) == "A");
+    CHECK(read_beneath(tree, "abs_link", r) == "SECRET");
+    CHECK(read_beneath(tree, "dir_out/inner.txt", r) == "OUTSIDE");
+    CHECK(is_directory(tree, "", r));
+    CHECK(read_beneath(tree, "a.txt/", r) == error(ENOTDIR));
+    CHECK(read_beneath(tree, "missing", r) == error(ENOENT));
+}

@@ -48,6 +48,9 @@ struct FilesHandler {
     bool precompressed = false;
     std::string cache_control;
     std::vector<std::string> deny;
+    // Symlinks followed wherever they lead, as nginx does by default; off:
+    // nothing outside the root is ever served.
+    bool follow_symlinks = false;
 };
 
 struct FastcgiHandler {
@@ -60,6 +63,7 @@ struct FastcgiHandler {
     bool static_files = true; // `static`
     std::string fallback;
     std::vector<std::string> deny;
+    bool follow_symlinks = false; // as the files handler's
     std::vector<std::pair<std::string, std::string>> params;
 };
 

@@ -252,6 +252,7 @@ const Key<FilesHandler> kFilesKeys[] = {
     {"precompressed", field<FilesHandler, &FilesHandler::precompressed, &Parser::boolean>},
     {"cache_control", field<FilesHandler, &FilesHandler::cache_control, &Parser::text>},
     {"deny", field<FilesHandler, &FilesHandler::deny, &Parser::words>},
+    {"follow_symlinks", field<FilesHandler, &FilesHandler::follow_symlinks, &Parser::boolean>},
 };
 
 const Key<FastcgiHandler> kFastcgiKeys[] = {
@@ -271,6 +272,7 @@ const Key<FastcgiHandler> kFastcgiKeys[] = {
     {"static", field<FastcgiHandler, &FastcgiHandler::static_files, &Parser::boolean>},
     {"fallback", field<FastcgiHandler, &FastcgiHandler::fallback, &Parser::text>},
     {"deny", field<FastcgiHandler, &FastcgiHandler::deny, &Parser::words>},
+    {"follow_symlinks", field<FastcgiHandler, &FastcgiHandler::follow_symlinks, &Parser::boolean>},
 };
 
 // params { NAME = value ... }: any name, once each.

@@ -512,8 +512,8 @@ Proxy::Outcome Proxy::read_response() {
                 const CgiHead::Status status = b.cgi.feed(item.data, taken);
                 if (status == CgiHead::Status::incomplete) continue;
                 if (status == CgiHead::Status::error) {
-                    drop_backend();
                     fail(502, b.cgi.error());
+                    drop_backend();
                     return Outcome::done;
                 }
                 head_done_ = true;
@@ -525,8 +525,8 @@ Proxy::Outcome Proxy::read_response() {
             case RecordReader::Kind::end_request:
                 return end_request(input.size() - pos);
             case RecordReader::Kind::error:
-                drop_backend();
                 fail(502, item.error);
+                drop_backend();
                 return Outcome::done;
             }
             break; // need_more
@@ -591,8 +591,8 @@ Proxy::Outcome Proxy::respond(std::string_view body_start, std::string_view inpu
             leftover = input.size() - pos;
             break;
         } else if (item.kind == RecordReader::Kind::error) {
-            drop_backend();
             fail(502, item.error);
+            drop_backend();
             return Outcome::done;
         } else {
             break;
@@ -636,8 +636,8 @@ Proxy::Outcome Proxy::respond(std::string_view body_start, std::string_view inpu
                 if (exchange_.finish() < 0) failed_ = true;
                 return end_request(more.size() - at);
             } else if (item.kind == RecordReader::Kind::error) {
-                drop_backend();
                 fail(502, item.error);
+                drop_backend();
                 return Outcome::done;
             } else {
                 break;
@@ -710,7 +710,8 @@ std::unique_ptr<FastcgiHandler> FastcgiHandler::create(const config::FastcgiHand
     rules.static_files = config.static_files;
     rules.fallback = config.fallback.empty() ? std::string() : normalised_prefix(config.fallback);
     for (const std::string& prefix : config.deny) rules.deny.push_back(normalised_prefix(prefix));
-    state->scripts = std::make_unique<ScriptResolver>(fd, probe_resolver(fd), std::move(rules));
+    state->scripts = std::make_unique<ScriptResolver>(
+        fd, config.follow_symlinks ? Resolver::follow : probe_resolver(fd), std::move(rules));
 
     if (config.static_files) {
         config::FilesHandler files;
@@ -718,6 +719,7 @@ std::unique_ptr<FastcgiHandler> FastcgiHandler::create(const config::FastcgiHand
         files.root = root;
         files.index = "index.html";
         files.deny = config.deny;
+        files.follow_symlinks = config.follow_symlinks;
         state->files = FilesHandler::create(files, site_root, error);
         if (!state->files) return nullptr;
     }

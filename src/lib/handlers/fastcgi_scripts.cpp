@@ -68,8 +68,8 @@ ScriptResolver::FileKind ScriptResolver::kind_of(std::string_view path) const {
     thread_local std::string key;
     key.assign(reinterpret_cast<const char*>(&id_), 8);
     key.append(path);
-    const std::string_view key_view = key;
     key.push_back('\0');
+    const std::string_view key_view{key.data(), key.size() - 1};
     KindCache& cache = thread_cache();
     const std::uint64_t now = now_ms();
     auto found = cache.find(key_view);

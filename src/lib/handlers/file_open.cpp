@@ -89,8 +89,17 @@ Resolver probe_resolver(int root) {
 }
 
 int open_beneath(int root, const char* relative, Resolver resolver) {
-    return resolver == Resolver::openat2 ? openat2_beneath(root, relative)
-                                         : walk_beneath(root, relative);
+    switch (resolver) {
+    case Resolver::openat2:
+        return openat2_beneath(root, relative);
+    case Resolver::walk:
+        return walk_beneath(root, relative);
+    case Resolver::follow:
+        break;
+    }
+    const int fd =
+        ::openat(root, *relative ? relative : ".", O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    return fd >= 0 ? fd : -errno;
 }
 
 } // namespace weft::handlers

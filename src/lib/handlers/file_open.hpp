@@ -31,6 +31,8 @@ private:
 enum class Resolver : std::uint8_t {
     openat2, // symlinks inside the root are followed, none leads out
     walk,    // no symlink is followed
+    follow,  // symlinks are followed wherever they lead (nginx's default);
+             // the path itself cannot climb out: it is normalised
 };
 
 // The root directory as an O_PATH descriptor, or -errno.

@@ -507,7 +507,7 @@ std::unique_ptr<FilesHandler> FilesHandler::create(const config::FilesHandler& c
     }
     auto state = std::make_unique<State>();
     state->root.reset(fd);
-    state->resolver = probe_resolver(fd);
+    state->resolver = config.follow_symlinks ? Resolver::follow : probe_resolver(fd);
     state->index = config.index;
     state->listing = config.listing;
     state->precompressed = config.precompressed;
