@@ -285,13 +285,14 @@ start() {
 
 # --- wrk -------------------------------------------------------------------------------
 
-# wrk CASE: v="RPS P99_US ERRORS TIMEOUTS REQUESTS"
+# wrk CASE: v="RPS P99_US ERRORS TIMEOUTS REQUESTS" (errors and timeouts are
+# logged with the server's name, $s)
 measure_wrk() {
     local out
     out=$(timeout $((duration + 30)) taskset -c 1 wrk -t1 -c$wrk_connections -d"${duration}s" \
         --timeout 2s --latency "http://127.0.0.1:$port${path[$1]}" 2>&1) || die "wrk: $out"
     if grep -q -e 'Non-2xx' -e 'Socket errors' <<<"$out"; then
-        log "wrk $1: $(grep -e 'Non-2xx' -e 'Socket errors' <<<"$out" | tr -s ' \n' ' ')"
+        log "$s $1: $(grep -e 'Non-2xx' -e 'Socket errors' <<<"$out" | sed 's/^ *//' | paste -sd ';')"
     fi
     v=$(awk '/^Requests\/sec:/ { rps = $2 }
              $2 == "requests" && $3 == "in" { n = $1 }
