@@ -72,6 +72,7 @@ upstream php {
     max_conns = 4
     connect_timeout = 2s
     read_timeout = 60s
+    queue_timeout = 5s
 }
 
 site {
@@ -118,6 +119,7 @@ site {
     CHECK(c.upstreams[0].servers.size() == 2);
     CHECK(c.upstreams[0].max_conns == 4);
     CHECK(c.upstreams[0].read_timeout == 60s);
+    CHECK(c.upstreams[0].queue_timeout == 5s);
     REQUIRE(c.sites.size() == 1);
     const Site& site = c.sites[0];
     CHECK(site.root == "/var/www/html");

@@ -1,5 +1,6 @@
 #include "build_server.hpp"
 
+#include "handlers/fastcgi.hpp"
 #include "handlers/files.hpp"
 #include "handlers/redirect.hpp"
 #include "handlers/response.hpp"
@@ -17,7 +18,8 @@ std::uint32_t to_ms(std::chrono::milliseconds d) {
 }
 
 std::unique_ptr<http::Handler> build_handler(const config::Handler& handler,
-                                             const config::Site& site, std::string& error) {
+                                             const config::Site& site, BuiltServer& built,
+                                             const config::Config& config, std::string& error) {
     return std::visit(
         [&](const auto& h) -> std::unique_ptr<http::Handler> {
             using T = std::decay_t<decltype(h)>;
@@ -28,8 +30,10 @@ std::unique_ptr<http::Handler> build_handler(const config::Handler& handler,
             } else if constexpr (std::is_same_v<T, config::FilesHandler>) {
                 return handlers::FilesHandler::create(h, site.root, error);
             } else {
-                error = "fastcgi " + h.prefix + ": FastCGI is not built yet (issue 7)";
-                return nullptr;
+                fastcgi::Upstream* upstream = nullptr;
+                for (std::size_t i = 0; i < config.upstreams.size(); ++i)
+                    if (config.upstreams[i].name == h.upstream) upstream = built.upstreams[i].get();
+                return handlers::FastcgiHandler::create(h, site.root, upstream, error);
             }
         },
         handler);
@@ -45,6 +49,9 @@ std::unique_ptr<BuiltServer> build_server(const config::Config& config, std::str
     options.body_timeout_ms = to_ms(config.body_timeout);
     options.send_timeout_ms = to_ms(config.send_timeout);
     options.max_request_body = config.max_request_body;
+    for (const config::Upstream& upstream : config.upstreams)
+        built->upstreams.push_back(
+            std::make_unique<fastcgi::Upstream>(handlers::upstream_options(upstream)));
     for (const config::Site& site : config.sites) {
         http::Router::Site routed;
         for (std::string host : site.hosts) {
@@ -53,7 +60,7 @@ std::unique_ptr<BuiltServer> build_server(const config::Config& config, std::str
             routed.hosts.push_back(std::move(host));
         }
         for (const config::Handler& h : site.handlers) {
-            std::unique_ptr<http::Handler> handler = build_handler(h, site, error);
+            std::unique_ptr<http::Handler> handler = build_handler(h, site, *built, config, error);
             if (!handler) return nullptr;
             routed.handlers.push_back(std::move(handler));
         }

@@ -3,14 +3,19 @@
 // the config structs, in a router; its limits; its access log.
 
 #include "config/config.hpp"
+#include "fastcgi/upstream.hpp"
 #include "http/server.hpp"
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace weft {
 
 struct BuiltServer {
+    // The upstreams' pools, shared by the fastcgi handlers that name them;
+    // they outlive the loops that use them.
+    std::vector<std::unique_ptr<fastcgi::Upstream>> upstreams;
     http::Server server;
     std::unique_ptr<http::AccessLog> access_log;
 };

@@ -22,6 +22,9 @@ struct Upstream {
     unsigned max_conns = 5; // PHP-FPM's default pm.max_children; set it to yours
     milliseconds connect_timeout{2'000};
     milliseconds read_timeout{60'000};
+    // How long a request waits for a connection when max_conns are busy
+    // before it is answered 503.
+    milliseconds queue_timeout{60'000};
 };
 
 struct ResponseHandler {

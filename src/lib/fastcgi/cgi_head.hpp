@@ -18,7 +18,9 @@
 //           Location without a Status means 302;
 //   Content-Length: a valid decimal length is noted (and stays a field);
 //   every other field is kept as it came, in order (Set-Cookie repeated).
-// The default status is 200.
+// The default status is 200. Status, Location and Content-Type may come
+// once (again is an error, as is an empty Location); Content-Length again
+// with the same length is dropped, with another an error.
 
 #include <cstddef>
 #include <cstdint>
@@ -49,9 +51,9 @@ public:
     Status feed(std::string_view bytes, std::size_t& consumed);
 
     // After done:
-    int status() const { return status_; }                 // 200 unless told
-    std::string_view reason() const { return reason_; }    // from Status:, maybe empty
-    bool has_status() const { return has_status_; }       // a Status field came
+    int status() const { return status_; }                  // 200 unless told
+    std::string_view reason() const { return reason_; }     // from Status:, maybe empty
+    bool has_status() const { return has_status_; }         // a Status field came
     std::string_view location() const { return location_; } // empty if none
     bool local_redirect() const;
     std::uint64_t content_length() const { return content_length_; } // or kNoLength
@@ -67,15 +69,18 @@ public:
 
 private:
     Status parse(std::size_t head_end);
+    bool status_field(std::string_view value);
     Status fail(const char* why);
 
     char* buffer_;
     std::size_t capacity_;
-    std::size_t size_ = 0;    // bytes gathered
-    std::size_t scanned_ = 0; // where the search for the empty line resumes
+    std::size_t size_ = 0;       // bytes gathered
+    std::size_t scanned_ = 0;    // where the search for the empty line resumes
+    std::size_t line_start_ = 0; // where the line being scanned starts
     Status state_ = Status::incomplete;
     int status_ = 200;
     bool has_status_ = false;
+    bool has_content_type_ = false;
     std::string_view reason_;
     std::string_view location_;
     std::string_view content_type_;

@@ -84,6 +84,9 @@ public:
     // One PARAMS name-value pair. Names or values of 2^31 bytes or more are
     // not sent (nothing can be that large here).
     void param(std::string_view name, std::string_view value);
+    // One pair whose value is `parts` one after the other (a root and a
+    // path), without joining them first.
+    void param(std::string_view name, std::span<const std::string_view> parts);
     // The pair for a request header field: the name is "HTTP_" and the field
     // name upper-cased with '-' as '_'; the value is `values` joined by
     // `separator` (repeated fields merged into one).
@@ -114,6 +117,8 @@ public:
 private:
     void open(RecordType type);
     void close_record();
+    void end_stream(RecordType type);
+    std::size_t content_room();
     void append(const char* bytes, std::size_t size);
     void append_length(std::size_t length);
     bool make_room(std::size_t size);
@@ -126,6 +131,7 @@ private:
     std::size_t size_ = 0;          // bytes written into the buffer
     std::size_t record_ = SIZE_MAX; // where the open record's header is, if any
     RecordType type_ = RecordType::params;
+    std::size_t space_ = 0; // what the last stdin_space() gave
     int error_ = 0;
 };
 
@@ -149,9 +155,12 @@ public:
     explicit RecordReader(std::uint16_t request_id = kRequestId) : request_id_(request_id) {}
 
     // The next item from `input` (the bytes not yet consumed), and how many
-    // of them it took in `consumed`. `data` points into `input`. Call again
-    // with the rest until need_more; after end_request, any further byte is
-    // an error; after an error, every call is.
+    // of them it took in `consumed`. `data` points into `input` and is never
+    // empty: an empty STDOUT record (the end of the stream) yields nothing,
+    // so empty data never stands for the end. end_request comes once the
+    // whole record is in, its padding too. Call again with the rest until
+    // need_more; after end_request, any further byte is an error; after an
+    // error, every call is.
     Item next(std::string_view input, std::size_t& consumed);
 
     // Whether END_REQUEST came and nothing is half-read.
@@ -160,7 +169,19 @@ public:
     void reset();
 
 private:
-    enum class State : std::uint8_t { header, content, padding, end_body, ended, failed };
+    enum class State : std::uint8_t {
+        header,
+        content,
+        padding,
+        end_body,
+        end_padding,
+        ended,
+        failed
+    };
+
+    const char* start_record();
+    Item ended_item() const;
+    Item fail(const char* why);
 
     std::uint16_t request_id_;
     State state_ = State::header;
@@ -169,6 +190,9 @@ private:
     char partial_[8];         // those bytes
     std::size_t content_ = 0; // content bytes left in this record
     std::size_t padding_ = 0; // padding bytes left
+    std::uint32_t app_status_ = 0;
+    ProtocolStatus protocol_status_ = ProtocolStatus::request_complete;
+    const char* error_ = nullptr;
 };
 
 } // namespace weft::fastcgi

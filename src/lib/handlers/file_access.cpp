@@ -21,4 +21,10 @@ bool is_beneath(std::string_view path, std::string_view prefix) {
     return path.size() == prefix.size() || prefix.back() == '/' || path[prefix.size()] == '/';
 }
 
+std::string normalised_prefix(std::string prefix) {
+    if (prefix.empty() || prefix.front() != '/') prefix.insert(prefix.begin(), '/');
+    while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
+    return prefix;
+}
+
 } // namespace weft::handlers

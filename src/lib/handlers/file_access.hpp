@@ -1,6 +1,7 @@
 #pragma once
 // Which request paths a files handler refuses before touching the disk.
 
+#include <string>
 #include <string_view>
 
 namespace weft::handlers {
@@ -13,5 +14,9 @@ bool has_dot_segment(std::string_view path);
 // covers /private and /private/x, not /privateer. `prefix` is normalised
 // (leading '/', no trailing one except for "/" itself).
 bool is_beneath(std::string_view path, std::string_view prefix);
+
+// A configured `deny` prefix as is_beneath() wants it: a leading '/', no
+// trailing one.
+std::string normalised_prefix(std::string prefix);
 
 } // namespace weft::handlers

@@ -486,12 +486,6 @@ void FileRequest::send_ranges(const Representation& r, const RangeRequest& range
     exchange_.finish();
 }
 
-std::string normalised_prefix(std::string prefix) {
-    if (prefix.empty() || prefix.front() != '/') prefix.insert(prefix.begin(), '/');
-    while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
-    return prefix;
-}
-
 std::atomic<std::uint64_t> next_handler_id{1};
 
 } // namespace

@@ -1,0 +1,186 @@
+#include "fastcgi/cgi_head.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace weft::fastcgi {
+
+namespace {
+
+// tchar (RFC 9110 §5.6.2).
+constexpr bool is_token(char c) {
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
+    for (char t : std::string_view("!#$%&'*+-.^_`|~"))
+        if (c == t) return true;
+    return false;
+}
+
+// A control character other than HTAB: nothing a value may hold.
+constexpr bool is_bad_in_value(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && c != '\t') || u == 0x7f;
+}
+
+constexpr bool is_space(char c) {
+    return c == ' ' || c == '\t';
+}
+
+constexpr bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    return s;
+}
+
+constexpr char lower(char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+// Whether `name` is `lower_name` (lower case) in any case.
+bool is_named(std::string_view name, std::string_view lower_name) {
+    if (name.size() != lower_name.size()) return false;
+    for (std::size_t i = 0; i < name.size(); ++i)
+        if (lower(name[i]) != lower_name[i]) return false;
+    return true;
+}
+
+// Content-Length's digits, or kNoLength if there are none, others, or too
+// many to count.
+std::uint64_t parse_length(std::string_view digits) {
+    if (digits.empty() || digits.size() > 18) return CgiHead::kNoLength; // 10^18 - 1 at most
+    std::uint64_t value = 0;
+    for (char c : digits) {
+        if (!is_digit(c)) return CgiHead::kNoLength;
+        value = value * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    return value;
+}
+
+} // namespace
+
+CgiHead::Status CgiHead::feed(std::string_view bytes, std::size_t& consumed) {
+    consumed = 0;
+    if (state_ != Status::incomplete) return state_;
+    // Bytes past the empty line land in the buffer too, but only the head's
+    // count as consumed: the caller still has the rest in `bytes`.
+    const std::size_t before = size_;
+    const std::size_t n = std::min(bytes.size(), capacity_ - size_);
+    if (n > 0) std::memcpy(buffer_ + size_, bytes.data(), n);
+    size_ += n;
+
+    // A line ends at LF; it is empty if nothing or a lone CR came before its
+    // LF. The first empty line ends the head.
+    while (scanned_ < size_) {
+        const void* lf = std::memchr(buffer_ + scanned_, '\n', size_ - scanned_);
+        if (lf == nullptr) {
+            scanned_ = size_;
+            break;
+        }
+        const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(lf) - buffer_);
+        scanned_ = at + 1;
+        const std::size_t length = at - line_start_;
+        if (length == 0 || (length == 1 && buffer_[line_start_] == '\r')) {
+            consumed = scanned_ - before;
+            size_ = scanned_;
+            return parse(scanned_);
+        }
+        line_start_ = scanned_;
+    }
+    // No empty line yet: a full buffer will never hold one.
+    if (size_ == capacity_) return fail("the head does not fit its buffer");
+    consumed = bytes.size();
+    return state_;
+}
+
+CgiHead::Status CgiHead::parse(std::size_t head_end) {
+    std::size_t at = 0;
+    for (;;) {
+        const auto* lf = static_cast<const char*>(std::memchr(buffer_ + at, '\n', head_end - at));
+        std::string_view line(buffer_ + at, static_cast<std::size_t>(lf - buffer_) - at);
+        at += line.size() + 1;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.empty()) break; // the empty line, always the last
+
+        const std::size_t colon = line.find(':');
+        if (colon == std::string_view::npos) return fail("a head line without a colon");
+        const std::string_view name = line.substr(0, colon);
+        if (name.empty() || !std::all_of(name.begin(), name.end(), is_token))
+            return fail("an invalid field name");
+        const std::string_view value = trim(line.substr(colon + 1));
+        if (std::any_of(value.begin(), value.end(), is_bad_in_value))
+            return fail("a control character in a field value");
+
+        if (is_named(name, "status")) {
+            if (has_status_) return fail("a repeated Status");
+            if (!status_field(value)) return fail("an invalid Status");
+            continue;
+        }
+        if (is_named(name, "location")) {
+            if (!location_.empty()) return fail("a repeated Location");
+            if (value.empty()) return fail("an empty Location");
+            location_ = value;
+        } else if (is_named(name, "content-type")) {
+            if (has_content_type_) return fail("a repeated Content-Type");
+            has_content_type_ = true;
+            content_type_ = value;
+        } else if (is_named(name, "content-length")) {
+            const std::uint64_t length = parse_length(value);
+            if (length == kNoLength) return fail("an invalid Content-Length");
+            if (content_length_ != kNoLength) {
+                if (length != content_length_) return fail("conflicting Content-Lengths");
+                continue; // the same length again: one field says it
+            }
+            content_length_ = length;
+        }
+        if (field_count_ == kMaxFields) return fail("too many head fields");
+        fields_[field_count_++] = {name, value};
+    }
+    if (!has_status_ && !location_.empty() && !local_redirect()) status_ = 302;
+    state_ = Status::done;
+    return state_;
+}
+
+// "NNN" or "NNN reason", NNN from 200 to 599.
+bool CgiHead::status_field(std::string_view value) {
+    if (value.size() < 3 || !is_digit(value[0]) || !is_digit(value[1]) || !is_digit(value[2]))
+        return false;
+    if (value.size() > 3 && !is_space(value[3])) return false;
+    const int code = (value[0] - '0') * 100 + (value[1] - '0') * 10 + (value[2] - '0');
+    if (code < 200 || code > 599) return false;
+    status_ = code;
+    reason_ = trim(value.substr(3));
+    has_status_ = true;
+    return true;
+}
+
+bool CgiHead::local_redirect() const {
+    return !has_status_ && location_.size() >= 1 && location_[0] == '/' &&
+           (location_.size() == 1 || location_[1] != '/');
+}
+
+CgiHead::Status CgiHead::fail(const char* why) {
+    error_ = why;
+    state_ = Status::error;
+    return state_;
+}
+
+void CgiHead::reset() {
+    size_ = 0;
+    scanned_ = 0;
+    line_start_ = 0;
+    state_ = Status::incomplete;
+    status_ = 200;
+    has_status_ = false;
+    has_content_type_ = false;
+    reason_ = {};
+    location_ = {};
+    content_type_ = {};
+    content_length_ = kNoLength;
+    error_ = nullptr;
+    field_count_ = 0;
+}
+
+} // namespace weft::fastcgi

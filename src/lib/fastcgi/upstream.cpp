@@ -1,0 +1,358 @@
+#include "fastcgi/upstream.hpp"
+
+#include "event/trigger_event.hpp"
+#include "event/waker.hpp"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace weft::fastcgi {
+
+namespace {
+
+// How long a server whose connect failed is skipped (nginx's fail_timeout).
+constexpr std::uint64_t kFailTimeoutMs = 10'000;
+
+// Whether the peer of `fd` has closed its side (or the socket failed): a
+// readable client may only have pipelined its next request.
+bool peer_closed(int fd) {
+    char byte;
+    const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+}
+
+} // namespace
+
+// --- Backend ------------------------------------------------------------------
+
+Backend::Backend(int fd, const Address& server, std::size_t server_index)
+    : fd_(fd), server_(&server), server_index_(server_index) {}
+
+Backend::~Backend() {
+    detach();
+    ::close(fd_);
+}
+
+void Backend::attach(Loop& loop) {
+    if (loop_ == &loop) return;
+    detach();
+    proxy_ = new (proxy_storage_) PollProxy(loop, fd_);
+    loop_ = &loop;
+}
+
+void Backend::detach() {
+    if (!proxy_) return;
+    proxy_->~PollProxy(); // leaves that loop's epoll
+    proxy_ = nullptr;
+    loop_ = nullptr;
+}
+
+// --- the wait queue -----------------------------------------------------------
+
+// A request waiting for a connection, on its coroutine's stack. Whoever hands
+// it a connection (or a slot) takes it out of the queue under the lock and
+// fires its trigger after; the trigger is reference counted, so a waiter that
+// timed out meanwhile cannot take it away from under the firing.
+struct Upstream::Waiter {
+    Loop* loop;
+    Ref<TriggerEvent> wake;
+    Backend* backend = nullptr; // handed over
+    bool slot = false;          // or: room to open a connection
+    bool queued = true;
+    Waiter* prev = nullptr;
+    Waiter* next = nullptr;
+};
+
+Upstream::Upstream(UpstreamOptions options)
+    : options_(std::move(options)),
+      down_until_(new std::atomic<std::uint64_t>[options_.servers.size()]) {
+    for (std::size_t i = 0; i < options_.servers.size(); ++i) down_until_[i] = 0;
+}
+
+Upstream::~Upstream() {
+    // Every loop has ended: their epolls are gone, only the fds are left.
+    while (Backend* b = idle_) {
+        unlink_idle(b);
+        b->proxy_ = nullptr;
+        delete b;
+    }
+}
+
+Upstream::Counts Upstream::counts() {
+    std::lock_guard lock(mutex_);
+    return {open_, idle_count_, waiting_};
+}
+
+void Upstream::push_idle(Backend* backend) {
+    backend->prev_ = nullptr;
+    backend->next_ = idle_;
+    if (idle_) idle_->prev_ = backend;
+    idle_ = backend;
+    ++idle_count_;
+}
+
+void Upstream::unlink_idle(Backend* backend) {
+    if (backend->prev_) backend->prev_->next_ = backend->next_;
+    if (backend->next_) backend->next_->prev_ = backend->prev_;
+    if (idle_ == backend) idle_ = backend->next_;
+    backend->prev_ = backend->next_ = nullptr;
+    --idle_count_;
+}
+
+bool Upstream::hand_over(Backend* backend, Waiter*& woken) {
+    Waiter* w = first_waiter_;
+    if (!w) return false;
+    first_waiter_ = w->next;
+    if (first_waiter_)
+        first_waiter_->prev = nullptr;
+    else
+        last_waiter_ = nullptr;
+    --waiting_;
+    w->queued = false;
+    if (backend) {
+        // Only the loop watching it may take it out of its epoll: this one.
+        if (backend->loop_ != w->loop) backend->detach();
+        w->backend = backend;
+    } else {
+        w->slot = true;
+    }
+    woken = w;
+    return true;
+}
+
+void Upstream::ask_loop_to_hand_over(Backend* backend) {
+    backend->loop_->post([this, backend] {
+        Ref<TriggerEvent> wake;
+        {
+            std::lock_guard lock(mutex_);
+            Waiter* w = nullptr;
+            if (hand_over(backend, w))
+                wake = w->wake;
+            else
+                push_idle(backend); // nobody waits any more
+        }
+        if (wake) wake->fire();
+    });
+}
+
+// --- acquiring ----------------------------------------------------------------
+
+Backend* Upstream::acquire(PollProxy& client, AcquireError& error) {
+    Loop& loop = *Loop::current();
+    std::unique_lock lock(mutex_);
+    for (Backend* b = idle_; b; b = b->next_) {
+        if (b->loop_ == &loop) {
+            unlink_idle(b);
+            return b;
+        }
+    }
+    if (!first_waiter_ && open_ < options_.max_conns) {
+        ++open_;
+        lock.unlock();
+        return connect(error);
+    }
+
+    Waiter waiter;
+    waiter.loop = &loop;
+    waiter.wake = Ref<TriggerEvent>::adopt(Event::make<TriggerEvent>(loop));
+    waiter.prev = last_waiter_;
+    if (last_waiter_)
+        last_waiter_->next = &waiter;
+    else
+        first_waiter_ = &waiter;
+    last_waiter_ = &waiter;
+    ++waiting_;
+    // An idle connection on another loop: that loop hands it to the queue.
+    if (idle_) {
+        Backend* b = idle_;
+        unlink_idle(b);
+        ask_loop_to_hand_over(b);
+    }
+    lock.unlock();
+
+    const std::uint64_t deadline = loop.now() + options_.queue_timeout_ms;
+    bool watch_client = true;
+    AwaitResult woke{AwaitResult::kTimeout, 0};
+    for (;;) {
+        const std::int64_t left =
+            deadline > loop.now() ? static_cast<std::int64_t>(deadline - loop.now()) : 0;
+        if (watch_client) {
+            PollEvent hangup(client, kReadable);
+            woke = await_any({waiter.wake.get(), &hangup}, left);
+        } else {
+            woke = await(*waiter.wake, left);
+        }
+        // A readable client may only have pipelined its next request.
+        if (woke.index == 1 && !peer_closed(client.fd())) {
+            watch_client = false;
+            continue;
+        }
+        break;
+    }
+    const bool client_gone = woke.index == 1 || woke.index == AwaitResult::kCancelled;
+
+    lock.lock();
+    if (waiter.queued) {
+        if (waiter.prev)
+            waiter.prev->next = waiter.next;
+        else
+            first_waiter_ = waiter.next;
+        if (waiter.next)
+            waiter.next->prev = waiter.prev;
+        else
+            last_waiter_ = waiter.prev;
+        --waiting_;
+        error = client_gone ? AcquireError::client_gone : AcquireError::queue_timeout;
+        return nullptr;
+    }
+    lock.unlock();
+    // Handed something after all, whatever ended the wait.
+    if (waiter.backend) {
+        waiter.backend->attach(loop);
+        if (!client_gone) return waiter.backend;
+        release(waiter.backend, true);
+    } else if (!client_gone) {
+        return connect(error); // the slot is ours
+    } else {
+        Ref<TriggerEvent> wake;
+        {
+            std::lock_guard relock(mutex_);
+            --open_;
+            Waiter* w = nullptr;
+            if (hand_over(nullptr, w)) {
+                ++open_;
+                wake = w->wake;
+            }
+        }
+        if (wake) wake->fire();
+    }
+    error = AcquireError::client_gone;
+    return nullptr;
+}
+
+Backend* Upstream::connect(AcquireError& error) {
+    Loop& loop = *Loop::current();
+    const std::size_t n = options_.servers.size();
+    const std::size_t start = next_server_.fetch_add(1, std::memory_order_relaxed) % n;
+    bool timed_out = false;
+    // Servers not marked down first, in turn; then the others anyway.
+    for (int pass = 0; pass < 2; ++pass) {
+        for (std::size_t k = 0; k < n; ++k) {
+            const std::size_t i = (start + k) % n;
+            const bool down = down_until_[i].load(std::memory_order_relaxed) > loop.now();
+            if (down != (pass == 1)) continue;
+            int failure = 0;
+            if (Backend* b = connect_to(i, failure)) {
+                down_until_[i].store(0, std::memory_order_relaxed);
+                return b;
+            }
+            timed_out = timed_out || failure == -ETIMEDOUT;
+            if (failure != -EAGAIN)
+                down_until_[i].store(loop.now() + kFailTimeoutMs, std::memory_order_relaxed);
+            std::fprintf(stderr, "weft: upstream %s: connecting to %s: %s\n", options_.name.c_str(),
+                         options_.servers[i].to_string().c_str(),
+                         failure == -EAGAIN ? "its backlog is full" : std::strerror(-failure));
+        }
+    }
+    // Give the slot back: to the first waiter, who may have better luck.
+    Ref<TriggerEvent> wake;
+    {
+        std::lock_guard lock(mutex_);
+        --open_;
+        Waiter* w = nullptr;
+        if (hand_over(nullptr, w)) {
+            ++open_;
+            wake = w->wake;
+        }
+    }
+    if (wake) wake->fire();
+    error = timed_out ? AcquireError::timed_out : AcquireError::unavailable;
+    return nullptr;
+}
+
+Backend* Upstream::connect_to(std::size_t index, int& failure) {
+    const Address& server = options_.servers[index];
+    const int fd = ::socket(server.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        failure = -errno;
+        return nullptr;
+    }
+    if (server.kind() != Address::Kind::unix_path) {
+        const int on = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    }
+    int result;
+    do {
+        result = ::connect(fd, server.sockaddr_ptr(), server.length());
+    } while (result < 0 && errno == EINTR);
+    if (result < 0 && errno != EINPROGRESS) {
+        failure = -errno;
+        ::close(fd);
+        return nullptr;
+    }
+    auto* backend = new Backend(fd, server, index);
+    backend->attach(*Loop::current());
+    if (result < 0) {
+        // A TCP connect in progress: writable when it is done either way.
+        PollEvent connected(backend->poll(), kWritable);
+        const AwaitResult woke = await(connected, options_.connect_timeout_ms);
+        int so_error = 0;
+        socklen_t length = sizeof so_error;
+        if (!woke.fired()) {
+            so_error = woke.index == AwaitResult::kTimeout ? ETIMEDOUT : ECANCELED;
+        } else if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &length) != 0) {
+            so_error = errno;
+        }
+        if (so_error) {
+            failure = -so_error;
+            delete backend;
+            return nullptr;
+        }
+    }
+    return backend;
+}
+
+// --- giving back --------------------------------------------------------------
+
+void Upstream::release(Backend* backend, bool keep) {
+    Ref<TriggerEvent> wake;
+    bool close_it = false;
+    {
+        std::lock_guard lock(mutex_);
+        Waiter* w = nullptr;
+        if (keep) {
+            ++backend->requests_;
+            if (hand_over(backend, w)) {
+                wake = w->wake;
+            } else if (idle_count_ < options_.keepalive) {
+                push_idle(backend);
+            } else {
+                close_it = true;
+            }
+        } else {
+            close_it = true;
+        }
+        if (close_it) {
+            --open_;
+            if (hand_over(nullptr, w)) {
+                ++open_;
+                wake = w->wake;
+            }
+        }
+    }
+    if (close_it) delete backend;
+    if (wake) wake->fire();
+}
+
+Backend* Upstream::reconnect(Backend* backend, AcquireError& error) {
+    delete backend; // its slot stays taken, for the new one
+    return connect(error);
+}
+
+} // namespace weft::fastcgi

@@ -1,0 +1,172 @@
+#pragma once
+// An upstream: the FastCGI servers of one `upstream` section (or a handler's
+// `pass`), and the connections open to them, shared by every loop.
+//
+// PHP-FPM gives each open connection a child of its own for as long as the
+// connection lives, so an idle kept connection holds a child hostage. The
+// pool therefore caps the connections open across all loops (max_conns, set
+// to pm.max_children), and a request that finds them all busy waits in one
+// FIFO queue, for queue_timeout at most (then 503), instead of opening more.
+//
+// Connections are kept open after a request (FCGI_KEEP_CONN) up to
+// `keepalive` idle ones. A connection is watched by the epoll of the loop
+// that last used it, so taking it again there costs no syscall. A connection
+// that frees up goes to the first waiter whatever its loop: to another loop
+// it is handed over (left by this loop's epoll, joined to that one's), and an
+// idle one on a loop with nothing to do is handed over the same way when
+// another loop needs it. No idle connection waits while a request queues.
+//
+// Servers are tried round robin. One whose connect fails (refused, socket
+// missing, timed out) is skipped for kFailTimeoutMs while others are tried;
+// when every server has failed it is tried again anyway. A unix socket whose
+// backlog is full answers EAGAIN: full, not in progress, so the next server
+// is tried and none is marked down.
+
+#include "event/poll_event.hpp"
+#include "fastcgi/cgi_head.hpp"
+#include "fastcgi/record.hpp"
+#include "util/address.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace weft::fastcgi {
+
+struct UpstreamOptions {
+    std::string name; // for the error log
+    std::vector<Address> servers;
+    unsigned keepalive = 8;
+    unsigned max_conns = 5;
+    std::uint32_t connect_timeout_ms = 2'000;
+    std::uint32_t read_timeout_ms = 60'000;
+    std::uint32_t queue_timeout_ms = 60'000;
+};
+
+class Upstream;
+
+// One open connection to a backend, with the buffers a request through it
+// uses: lent to one request at a time, so the pool's memory is bounded by
+// max_conns and a request allocates nothing.
+class Backend {
+public:
+    static constexpr std::size_t kOutSize = 16 * 1024;  // records to the backend
+    static constexpr std::size_t kInSize = 32 * 1024;   // records from it
+    static constexpr std::size_t kHeadSize = 16 * 1024; // the CGI head, gathered
+
+    int fd() const { return fd_; }
+    // Watches the fd on the loop that holds the connection.
+    PollProxy& poll() { return *proxy_; }
+    // The server it is connected to, for the error log.
+    const Address& server() const { return *server_; }
+    // It served a request before: a kept connection the backend may have
+    // closed meanwhile.
+    bool reused() const { return requests_ > 0; }
+
+    char out[kOutSize];
+    char in[kInSize];
+    char head[kHeadSize];
+    // The response's reading state, reset for each request.
+    RecordReader reader;
+    CgiHead cgi{head, kHeadSize};
+
+private:
+    friend class Upstream;
+    Backend(int fd, const Address& server, std::size_t server_index);
+    ~Backend();
+    // Watched by `loop` from now on.
+    void attach(Loop& loop);
+    // Watched by none (on the loop that watches it now).
+    void detach();
+
+    int fd_;
+    const Address* server_;
+    std::size_t server_index_;
+    std::uint32_t requests_ = 0;
+    Loop* loop_ = nullptr; // the loop whose epoll watches it
+    PollProxy* proxy_ = nullptr;
+    alignas(PollProxy) unsigned char proxy_storage_[sizeof(PollProxy)];
+    Backend* next_ = nullptr; // the idle list
+    Backend* prev_ = nullptr;
+};
+
+// Why acquire() gave no connection.
+enum class AcquireError : std::uint8_t {
+    none,
+    unavailable,   // no server accepted a connection: 502
+    timed_out,     // connecting timed out: 504
+    queue_timeout, // max_conns stayed busy for queue_timeout: 503
+    client_gone,   // the client hung up while the request waited
+};
+
+class Upstream {
+public:
+    explicit Upstream(UpstreamOptions options);
+    // After every loop has ended: closes the idle connections.
+    ~Upstream();
+    Upstream(const Upstream&) = delete;
+    Upstream& operator=(const Upstream&) = delete;
+
+    // A connection for a request of the running coroutine: an idle one kept
+    // on this loop, a new one while fewer than max_conns are open, or the
+    // first to free up after waiting in line. While it waits it also watches
+    // `client` (a hang-up ends the wait). nullptr and why when there is none.
+    Backend* acquire(PollProxy& client, AcquireError& error);
+
+    // Gives a connection back after a request: `keep` when it may serve
+    // another (END_REQUEST came, nothing is left unread, FCGI_KEEP_CONN was
+    // asked); otherwise it is closed. The running coroutine's loop must be
+    // the one that acquired it.
+    void release(Backend* backend, bool keep);
+
+    // Closes `backend` (a kept connection that failed before any answer) and
+    // opens a fresh one in its place, keeping its slot: nullptr and why if
+    // that fails too.
+    Backend* reconnect(Backend* backend, AcquireError& error);
+
+    // Whether requests should ask the backend to keep connections open.
+    bool keeps_connections() const { return options_.keepalive > 0; }
+    const UpstreamOptions& options() const { return options_; }
+
+    // For tests and the error log.
+    struct Counts {
+        unsigned open;
+        unsigned idle;
+        unsigned waiting;
+    };
+    Counts counts();
+
+private:
+    struct Waiter;
+
+    Backend* connect(AcquireError& error);
+    Backend* connect_to(std::size_t server, int& error);
+    void close(Backend* backend);
+    // Under the lock: gives `backend` (or, if null, a free slot) to the
+    // first waiter; false when nobody waits.
+    bool hand_over(Backend* backend, Waiter*& woken);
+    Backend* wait_in_line(PollProxy& client, AcquireError& error);
+    void push_idle(Backend* backend);
+    void unlink_idle(Backend* backend);
+    void ask_loop_to_hand_over(Backend* backend);
+
+    const UpstreamOptions options_;
+    std::atomic<std::uint32_t> next_server_{0};
+    // Per server: until when (Loop::now() ms) it is skipped after a failure.
+    std::unique_ptr<std::atomic<std::uint64_t>[]> down_until_;
+
+    std::mutex mutex_;
+    unsigned open_ = 0; // connections open or being opened
+    unsigned idle_count_ = 0;
+    Backend* idle_ = nullptr; // most recently used first
+    Waiter* first_waiter_ = nullptr;
+    Waiter* last_waiter_ = nullptr;
+    unsigned waiting_ = 0;
+};
+
+} // namespace weft::fastcgi

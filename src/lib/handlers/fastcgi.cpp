@@ -1,0 +1,789 @@
+#include "handlers/fastcgi.hpp"
+
+#include "event/waker.hpp"
+#include "handlers/fastcgi_params.hpp"
+#include "handlers/fastcgi_scripts.hpp"
+#include "handlers/file_access.hpp"
+#include "handlers/file_open.hpp"
+#include "handlers/files.hpp"
+#include "http/connection.hpp"
+#include "http/exchange.hpp"
+#include "http/path.hpp"
+#include "loop/loop.hpp"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace weft::handlers {
+
+using fastcgi::AcquireError;
+using fastcgi::Backend;
+using fastcgi::CgiHead;
+using fastcgi::RecordReader;
+using fastcgi::RecordWriter;
+
+namespace {
+
+// A chunked request body is kept in memory up to this, then in a temp file.
+constexpr std::size_t kSpoolMemory = 8 * 1024;
+// Local redirects followed for one request before giving up (500).
+constexpr int kMaxLocalRedirects = 8;
+
+std::uint32_t to_ms(std::chrono::milliseconds d) {
+    return static_cast<std::uint32_t>(std::clamp<std::int64_t>(d.count(), 1, UINT32_MAX));
+}
+
+// recv and send through syscall(), as the connection does: no
+// cancellation-point toggling around each call.
+ssize_t receive_bytes(int fd, void* into, std::size_t n) {
+    return ::syscall(SYS_recvfrom, fd, into, n, 0, nullptr, nullptr);
+}
+
+ssize_t send_bytes(int fd, const void* bytes, std::size_t n) {
+    return ::syscall(SYS_sendto, fd, bytes, n, MSG_NOSIGNAL, nullptr, 0);
+}
+
+bool peer_closed(int fd) {
+    char byte;
+    const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+}
+
+// A de-chunked request body: in memory while small, else in an unlinked
+// temp file.
+class Spool {
+public:
+    // Reads the whole body: 0, or the read's error (the connection answers
+    // it: 413, 408, 400).
+    int fill(http::Exchange& exchange) {
+        for (;;) {
+            if (size_ == kSpoolMemory && spill() < 0) return -EIO;
+            const ssize_t n = exchange.read_body(memory_ + size_, kSpoolMemory - size_);
+            if (n < 0) return static_cast<int>(n);
+            if (n == 0) return 0;
+            size_ += static_cast<std::size_t>(n);
+            total_ += static_cast<std::uint64_t>(n);
+        }
+    }
+    std::uint64_t size() const { return total_; }
+
+    // Copies bytes [offset, offset + n) into `out`: 0 or -errno.
+    int read(std::uint64_t offset, char* out, std::size_t n) const {
+        if (file_ < 0) {
+            std::memcpy(out, memory_ + offset, n);
+            return 0;
+        }
+        const std::uint64_t on_disk = total_ - size_;
+        if (offset >= on_disk) {
+            std::memcpy(out, memory_ + (offset - on_disk), n);
+            return 0;
+        }
+        while (n) {
+            const ssize_t got = ::pread(file_, out, n, static_cast<off_t>(offset));
+            if (got <= 0) return got < 0 ? -errno : -EIO;
+            out += got;
+            offset += static_cast<std::uint64_t>(got);
+            n -= static_cast<std::size_t>(got);
+            if (offset >= on_disk && n) {
+                std::memcpy(out, memory_ + (offset - on_disk), n);
+                return 0;
+            }
+        }
+        return 0;
+    }
+
+    ~Spool() {
+        if (file_ >= 0) ::close(file_);
+    }
+
+private:
+    int spill() {
+        if (file_ < 0) {
+            const char* dir = std::getenv("TMPDIR");
+            file_ = ::open(dir && *dir ? dir : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+            if (file_ < 0) {
+                std::fprintf(stderr, "weft: fastcgi: no temp file for a request body: %s\n",
+                             std::strerror(errno));
+                return -1;
+            }
+        }
+        std::size_t done = 0;
+        while (done < size_) {
+            const ssize_t n = ::write(file_, memory_ + done, size_ - done);
+            if (n <= 0) return -1;
+            done += static_cast<std::size_t>(n);
+        }
+        size_ = 0;
+        return 0;
+    }
+
+    int file_ = -1;
+    std::size_t size_ = 0;    // bytes in memory_ (the last ones)
+    std::uint64_t total_ = 0; // bytes in all
+    char memory_[kSpoolMemory];
+};
+
+} // namespace
+
+struct FastcgiHandler::State {
+    std::string name; // "fastcgi /prefix", for the error log
+    std::string root; // no trailing '/'
+    OwnedFd root_fd;
+    std::unique_ptr<ScriptResolver> scripts;
+    std::unique_ptr<FilesHandler> files; // static = on
+    std::unique_ptr<fastcgi::Upstream> own_upstream;
+    fastcgi::Upstream* upstream = nullptr;
+    std::vector<std::pair<std::string, std::string>> params;
+};
+
+namespace {
+
+// One request's trip through the backend.
+class Proxy {
+public:
+    Proxy(const FastcgiHandler::State& state, http::Exchange& exchange)
+        : state_(state), upstream_(*state.upstream), exchange_(exchange),
+          request_(exchange.request()), client_(*Loop::current(), exchange.connection().fd()) {}
+
+    // Runs `script`: answers the request one way or another.
+    void run(const ScriptTarget& script, std::string_view document_uri);
+
+private:
+    enum class Outcome : std::uint8_t {
+        done,     // answered (or the client is gone): the backend was released
+        retry,    // a kept connection failed before any answer: try a fresh one
+        redirect, // a local redirect to redirect_: the backend was released
+    };
+
+    Outcome exchange_once(const ScriptTarget& script, std::string_view document_uri,
+                          std::string_view request_uri, std::string_view query, bool get);
+    bool send_request(const ScriptTarget& script, std::string_view document_uri,
+                      std::string_view request_uri, std::string_view query, bool get);
+    Outcome read_response();
+    // Gathers the rest of `input` after a head: the whole response when
+    // END_REQUEST is in it, else the start of a streamed one.
+    Outcome respond(std::string_view body_start, std::string_view input, std::size_t pos);
+    bool stream(std::string_view bytes);
+    // The CGI head's status and fields, onto the client's response.
+    void copy_head();
+    bool start_response(std::uint64_t length);
+    Outcome end_request(std::size_t leftover);
+    // The next bytes from the backend into its `in` buffer: a count, 0 at
+    // the end of its stream, or -errno (wait_backend's among them).
+    ssize_t receive();
+    // Closes the backend connection: it is in no state to be reused.
+    void drop_backend();
+    // Answers what a failed receive() means, when nothing else will.
+    void fail_reading(ssize_t result);
+    // Waits for `interest` on the backend, watching the client and the
+    // clock: 0, or -ETIMEDOUT, -ECONNABORTED (the client left), -ECANCELED.
+    int wait_backend(std::uint8_t interest);
+    static int flush_to_backend(void* self, const char* bytes, std::size_t size);
+    void fail(int status, const char* what, int error = 0);
+    void log_stderr(std::string_view text) const;
+    std::string_view request_line() const;
+
+    const FastcgiHandler::State& state_;
+    fastcgi::Upstream& upstream_;
+    http::Exchange& exchange_;
+    const http::Request& request_;
+    PollProxy client_;
+    Backend* backend_ = nullptr;
+    Spool* spool_ = nullptr; // a de-chunked body, if the request had one
+    Endpoints endpoints_;
+    bool watch_client_ = true;
+    bool drained_ = false;   // the last read emptied the backend's socket
+    bool body_read_ = false; // client body bytes went to this backend: no retry
+    bool sent_any_ = false;  // bytes reached the backend
+    bool head_done_ = false; // the CGI head was parsed
+    bool responded_ = false; // the client's response began
+    bool failed_ = false;    // the client's response could not be written
+    // A local redirect's target, and room for its path normalised and an
+    // index name after it (on the heap: rare).
+    std::string redirect_;
+    std::string redirect_path_;
+};
+
+std::string_view Proxy::request_line() const {
+    const char* start = request_.method_name.data();
+    const char* end = request_.target.data() + request_.target.size();
+    return {start, static_cast<std::size_t>(end - start)};
+}
+
+void Proxy::fail(int status, const char* what, int error) {
+    const std::string_view line = request_line();
+    std::fprintf(stderr, "weft: %s: %s%s%s (\"%.*s\")\n", state_.name.c_str(), what,
+                 error ? ": " : "", error ? std::strerror(error) : "",
+                 static_cast<int>(line.size()), line.data());
+    if (!exchange_.responded()) exchange_.send_error(status);
+}
+
+void Proxy::log_stderr(std::string_view text) const {
+    const std::string_view line = request_line();
+    while (!text.empty()) {
+        std::size_t end = text.find('\n');
+        std::string_view one = text.substr(0, end);
+        text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+        while (!one.empty() && (one.back() == '\r' || one.back() == '\n')) one.remove_suffix(1);
+        if (one.empty()) continue;
+        std::fprintf(stderr, "weft: %s: stderr: %.*s (\"%.*s\")\n", state_.name.c_str(),
+                     static_cast<int>(one.size()), one.data(), static_cast<int>(line.size()),
+                     line.data());
+    }
+}
+
+int Proxy::wait_backend(std::uint8_t interest) {
+    // Responses corked for pipelining go out before a wait on something else.
+    exchange_.flush();
+    Loop& loop = *Loop::current();
+    if (watch_client_ && (loop.table()[client_.fd()].ready & (kPeerClosed | kHungUp)) &&
+        peer_closed(client_.fd()))
+        return -ECONNABORTED;
+    const std::uint32_t timeout = upstream_.options().read_timeout_ms;
+    for (;;) {
+        PollEvent backend(backend_->poll(), interest);
+        AwaitResult woke;
+        if (watch_client_) {
+            PollEvent client(client_, kReadable);
+            woke = await_any({&backend, &client}, timeout);
+        } else {
+            woke = await(backend, timeout);
+        }
+        if (woke.index == 1) {
+            if (peer_closed(client_.fd())) return -ECONNABORTED;
+            watch_client_ = false; // a pipelined request: only a failed write tells now
+            continue;
+        }
+        if (woke.index == AwaitResult::kTimeout) return -ETIMEDOUT;
+        if (woke.index == AwaitResult::kCancelled) return -ECANCELED;
+        return 0; // ready, or hung up: the syscall says which
+    }
+}
+
+int Proxy::flush_to_backend(void* self, const char* bytes, std::size_t size) {
+    Proxy& p = *static_cast<Proxy*>(self);
+    while (size) {
+        const ssize_t n = send_bytes(p.backend_->fd(), bytes, size);
+        if (n > 0) {
+            p.sent_any_ = true;
+            bytes += n;
+            size -= static_cast<std::size_t>(n);
+            continue;
+        }
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN) return -errno;
+        if (const int waited = p.wait_backend(kWritable)) return waited;
+    }
+    return 0;
+}
+
+void Proxy::run(const ScriptTarget& first, std::string_view document_uri) {
+    // A chunked body is read whole first, before a backend is taken: a slow
+    // upload must not hold a PHP worker, and CONTENT_LENGTH must be exact.
+    // (On the heap: chunked bodies are rare, and its buffer would crowd the
+    // coroutine's stack for every request.)
+    std::unique_ptr<Spool> spool;
+    if (request_.chunked) {
+        spool = std::make_unique<Spool>();
+        if (spool->fill(exchange_) < 0) return; // the connection answers 413/408/400
+        spool_ = spool.get();
+    }
+    endpoints_.look_up(client_.fd());
+
+    ScriptTarget script = first;
+    std::string_view request_uri = request_.target;
+    std::string_view query = request_.query;
+    bool get = false;
+    for (int redirects = 0;; ++redirects) {
+        AcquireError error = AcquireError::none;
+        backend_ = upstream_.acquire(client_, error);
+        Outcome outcome = Outcome::done;
+        for (int attempt = 0; backend_; ++attempt) {
+            outcome = exchange_once(script, document_uri, request_uri, query, get);
+            if (outcome != Outcome::retry) break;
+            if (attempt == 1) {
+                drop_backend();
+                return fail(502, "the backend closed the connection before answering");
+            }
+            // The backend closed a kept connection before answering: once
+            // more on a fresh one (nothing was lost: no client byte was read).
+            backend_ = upstream_.reconnect(backend_, error);
+        }
+        if (error != AcquireError::none) {
+            switch (error) {
+            case AcquireError::unavailable:
+                return fail(502, "no backend accepted a connection");
+            case AcquireError::timed_out:
+                return fail(504, "connecting to the backend timed out");
+            case AcquireError::queue_timeout:
+                return fail(503, "every backend connection stayed busy for queue_timeout");
+            case AcquireError::client_gone:
+            case AcquireError::none:
+                exchange_.close_after();
+                return;
+            }
+        }
+        if (outcome != Outcome::redirect) return;
+
+        // A local redirect (RFC 3875 §6.2.2): run the script it names as a GET.
+        if (redirects == kMaxLocalRedirects) return fail(500, "too many local redirects");
+        const std::string_view target = redirect_;
+        const std::size_t mark = target.find('?');
+        const auto normal = http::normalize_path(target.substr(0, mark), redirect_path_.data());
+        if (!normal) return fail(502, "the backend redirected to a bad path");
+        script = state_.scripts->resolve(*normal, redirect_path_.data() + normal->size());
+        if (script.kind != ScriptTarget::Kind::script) {
+            // Not a script: let the client fetch it.
+            exchange_.status(302);
+            exchange_.header("Location", target);
+            exchange_.send({});
+            return;
+        }
+        request_uri = target;
+        query = mark == std::string_view::npos ? std::string_view{} : target.substr(mark + 1);
+        document_uri = script.path_info.empty() ? script.script_name : *normal;
+        get = true;
+        spool_ = nullptr;
+        head_done_ = false;
+    }
+}
+
+Proxy::Outcome Proxy::exchange_once(const ScriptTarget& script, std::string_view document_uri,
+                                    std::string_view request_uri, std::string_view query,
+                                    bool get) {
+    sent_any_ = false;
+    if (!send_request(script, document_uri, request_uri, query, get))
+        return backend_ ? Outcome::retry : Outcome::done; // retry: still held
+    return read_response();
+}
+
+bool Proxy::send_request(const ScriptTarget& script, std::string_view document_uri,
+                         std::string_view request_uri, std::string_view query, bool get) {
+    RecordWriter writer(backend_->out, Backend::kOutSize, flush_to_backend, this);
+    writer.begin_request(upstream_.keeps_connections());
+
+    char length_text[24] = "";
+    std::uint64_t length = 0;
+    if (!get) {
+        length = spool_ ? spool_->size() : request_.content_length;
+        if (spool_ || request_.has_body())
+            *std::to_chars(length_text, length_text + 23, length).ptr = '\0';
+    }
+    ScriptParams params;
+    params.document_root = state_.root;
+    params.script_name = script.script_name;
+    params.path_info = script.path_info;
+    params.document_uri = document_uri;
+    params.request_uri = request_uri;
+    params.query = query;
+    params.method = get ? std::string_view{"GET"} : request_.method_name;
+    params.content_length = length_text;
+    std::string_view host = request_.host;
+    if (!host.empty() && host.front() != '[')
+        host = host.substr(0, host.rfind(':'));
+    else if (!host.empty())
+        host = host.substr(0, host.find(']') + 1);
+    params.server_name = host;
+    params.extra = &state_.params;
+    write_params(writer, request_, params, endpoints_);
+    writer.end_params();
+
+    int body_error = 0;
+    if (length && spool_) {
+        for (std::uint64_t offset = 0; offset < length && !writer.error();) {
+            const std::span<char> room = writer.stdin_space(
+                static_cast<std::size_t>(std::min<std::uint64_t>(length - offset, 1 << 20)));
+            if (room.empty()) break;
+            body_error = spool_->read(offset, room.data(), room.size());
+            if (body_error) break;
+            writer.commit_stdin(room.size());
+            offset += room.size();
+        }
+    } else if (length) {
+        // Streamed as it arrives: read straight into STDIN records.
+        for (std::uint64_t left = length; left && !writer.error();) {
+            const std::span<char> room = writer.stdin_space(
+                static_cast<std::size_t>(std::min<std::uint64_t>(left, 1 << 20)));
+            if (room.empty()) break;
+            const ssize_t n = exchange_.read_body(room.data(), room.size());
+            if (n <= 0) {
+                body_error = n < 0 ? static_cast<int>(n) : -ECONNRESET;
+                break;
+            }
+            body_read_ = true;
+            writer.commit_stdin(static_cast<std::size_t>(n));
+            left -= static_cast<std::uint64_t>(n);
+        }
+    }
+    if (body_error) {
+        // The client's body failed: the connection answers it (413, 408, 400).
+        drop_backend();
+        exchange_.close_after();
+        return false;
+    }
+    writer.end_stdin();
+    const int error = writer.flush();
+    if (error == 0) return true;
+
+    const bool retry = backend_->reused() && !body_read_ && error != -ETIMEDOUT &&
+                       error != -ECONNABORTED && error != -ECANCELED;
+    if (retry) return false; // the caller sees retry through backend_ still set
+    drop_backend();
+    if (error == -ECONNABORTED || error == -ECANCELED) {
+        exchange_.close_after();
+    } else if (error == -ETIMEDOUT) {
+        fail(504, "sending the request to the backend timed out");
+    } else {
+        fail(502, "sending the request to the backend failed", -error);
+    }
+    return false;
+}
+
+ssize_t Proxy::receive() {
+    Backend& b = *backend_;
+    for (;;) {
+        if (!drained_) {
+            const ssize_t n = receive_bytes(b.fd(), b.in, Backend::kInSize);
+            if (n >= 0) {
+                // A short read emptied the socket: what comes next raises a
+                // new edge, so the next call can wait without a read first.
+                drained_ = static_cast<std::size_t>(n) < Backend::kInSize;
+                return n;
+            }
+            if (errno == EINTR) continue;
+            if (errno != EAGAIN) return -errno;
+        }
+        drained_ = false;
+        if (const int waited = wait_backend(kReadable)) return waited;
+    }
+}
+
+void Proxy::drop_backend() {
+    upstream_.release(backend_, false);
+    backend_ = nullptr;
+}
+
+void Proxy::fail_reading(ssize_t result) {
+    drop_backend();
+    if (result == -ECONNABORTED || result == -ECANCELED) {
+        exchange_.close_after(); // the client left: nobody to answer
+    } else if (result == -ETIMEDOUT) {
+        fail(504, "the backend did not answer within read_timeout");
+    } else if (result == 0) {
+        fail(502, "the backend closed the connection before the end of its response");
+    } else {
+        fail(502, "reading from the backend failed", static_cast<int>(-result));
+    }
+}
+
+Proxy::Outcome Proxy::read_response() {
+    Backend& b = *backend_;
+    b.reader.reset();
+    b.cgi.reset();
+    drained_ = true; // the answer cannot be there yet: wait before the first read
+    for (bool first = true;; first = false) {
+        const ssize_t n = receive();
+        if (n <= 0) {
+            // A kept connection the backend had closed: once more on a new one.
+            const bool closed = n == 0 || n == -ECONNRESET || n == -EPIPE;
+            if (closed && first && b.reused() && !body_read_) return Outcome::retry;
+            fail_reading(n);
+            return Outcome::done;
+        }
+        const std::string_view input{b.in, static_cast<std::size_t>(n)};
+        std::size_t pos = 0;
+        for (;;) {
+            std::size_t used = 0;
+            const RecordReader::Item item = b.reader.next(input.substr(pos), used);
+            pos += used;
+            switch (item.kind) {
+            case RecordReader::Kind::need_more:
+                break;
+            case RecordReader::Kind::stdout_data: {
+                std::size_t taken = 0;
+                const CgiHead::Status status = b.cgi.feed(item.data, taken);
+                if (status == CgiHead::Status::incomplete) continue;
+                if (status == CgiHead::Status::error) {
+                    drop_backend();
+                    fail(502, b.cgi.error());
+                    return Outcome::done;
+                }
+                head_done_ = true;
+                return respond(item.data.substr(taken), input, pos);
+            }
+            case RecordReader::Kind::stderr_data:
+                log_stderr(item.data);
+                continue;
+            case RecordReader::Kind::end_request:
+                return end_request(input.size() - pos);
+            case RecordReader::Kind::error:
+                drop_backend();
+                fail(502, item.error);
+                return Outcome::done;
+            }
+            break; // need_more
+        }
+    }
+}
+
+void Proxy::copy_head() {
+    const CgiHead& cgi = backend_->cgi;
+    exchange_.status(cgi.status());
+    for (std::size_t i = 0; i < cgi.field_count(); ++i) {
+        const fastcgi::CgiField& field = cgi.fields()[i];
+        const std::string_view name = field.name;
+        // Framing is this server's; X-Accel-* are instructions to it.
+        if (http::equals_ignoring_case(name, "Content-Length") ||
+            http::equals_ignoring_case(name, "Transfer-Encoding") ||
+            http::equals_ignoring_case(name, "Connection") ||
+            http::equals_ignoring_case(name, "Keep-Alive") ||
+            (name.size() > 8 && http::equals_ignoring_case(name.substr(0, 8), "X-Accel-")))
+            continue;
+        exchange_.header(name, field.value);
+    }
+}
+
+bool Proxy::start_response(std::uint64_t length) {
+    copy_head();
+    responded_ = true;
+    if (exchange_.begin(length) < 0) {
+        failed_ = true;
+        return false;
+    }
+    return true;
+}
+
+Proxy::Outcome Proxy::respond(std::string_view body_start, std::string_view input,
+                              std::size_t pos) {
+    Backend& b = *backend_;
+    if (b.cgi.local_redirect()) {
+        redirect_ = b.cgi.location();
+        redirect_path_.assign(redirect_.size() + state_.scripts->rules().index.size() + 1, '\0');
+        // Its body (there should be none) is not read: the connection goes.
+        drop_backend();
+        return Outcome::redirect;
+    }
+    // Gather the rest of what was read: the body's pieces are moved together
+    // over the record headers between them (each moves toward the front).
+    char* const body = const_cast<char*>(body_start.data());
+    char* end = body + body_start.size();
+    bool ended = false;
+    std::size_t leftover = 0;
+    for (;;) {
+        std::size_t used = 0;
+        const RecordReader::Item item = b.reader.next(input.substr(pos), used);
+        pos += used;
+        if (item.kind == RecordReader::Kind::stdout_data) {
+            std::memmove(end, item.data.data(), item.data.size());
+            end += item.data.size();
+        } else if (item.kind == RecordReader::Kind::stderr_data) {
+            log_stderr(item.data);
+        } else if (item.kind == RecordReader::Kind::end_request) {
+            ended = true;
+            leftover = input.size() - pos;
+            break;
+        } else if (item.kind == RecordReader::Kind::error) {
+            drop_backend();
+            fail(502, item.error);
+            return Outcome::done;
+        } else {
+            break;
+        }
+    }
+    const std::string_view gathered{body, static_cast<std::size_t>(end - body)};
+    const std::uint64_t announced = b.cgi.content_length();
+    if (ended) {
+        if (announced != CgiHead::kNoLength && announced != gathered.size()) {
+            drop_backend();
+            fail(502, "the backend's Content-Length does not match its body");
+            return Outcome::done;
+        }
+        // The whole response is here: one send, with its length.
+        copy_head();
+        responded_ = true;
+        if (exchange_.send(gathered) < 0) failed_ = true;
+        return end_request(leftover);
+    }
+    if (!start_response(announced == CgiHead::kNoLength ? http::kUnknownLength : announced))
+        return end_request(1); // the client is gone: the backend cannot be kept
+    if (!stream(gathered)) return Outcome::done;
+    // The rest, as it comes.
+    for (;;) {
+        const ssize_t n = receive();
+        if (n <= 0) {
+            fail_reading(n); // the client's response is cut short: it closes
+            return Outcome::done;
+        }
+        const std::string_view more{b.in, static_cast<std::size_t>(n)};
+        std::size_t at = 0;
+        for (;;) {
+            std::size_t used = 0;
+            const RecordReader::Item item = b.reader.next(more.substr(at), used);
+            at += used;
+            if (item.kind == RecordReader::Kind::stdout_data) {
+                if (!stream(item.data)) return Outcome::done;
+            } else if (item.kind == RecordReader::Kind::stderr_data) {
+                log_stderr(item.data);
+            } else if (item.kind == RecordReader::Kind::end_request) {
+                if (exchange_.finish() < 0) failed_ = true;
+                return end_request(more.size() - at);
+            } else if (item.kind == RecordReader::Kind::error) {
+                drop_backend();
+                fail(502, item.error);
+                return Outcome::done;
+            } else {
+                break;
+            }
+        }
+    }
+}
+
+bool Proxy::stream(std::string_view bytes) {
+    if (bytes.empty()) return true;
+    if (exchange_.write(bytes) == 0) return true;
+    // The client is gone: the rest of the response has nowhere to go.
+    failed_ = true;
+    drop_backend();
+    return false;
+}
+
+Proxy::Outcome Proxy::end_request(std::size_t leftover) {
+    if (!head_done_) {
+        drop_backend();
+        fail(502, "the backend ended the request without a response head");
+        return Outcome::done;
+    }
+    // Bytes after END_REQUEST: the backend is confused; do not keep it.
+    const bool keep = upstream_.keeps_connections() && leftover == 0 && backend_->reader.ended();
+    upstream_.release(backend_, keep);
+    backend_ = nullptr;
+    return Outcome::done;
+}
+
+} // namespace
+
+// --- the handler --------------------------------------------------------------
+
+fastcgi::UpstreamOptions upstream_options(const config::Upstream& upstream) {
+    fastcgi::UpstreamOptions options;
+    options.name = upstream.name;
+    options.servers = upstream.servers;
+    options.keepalive = upstream.keepalive;
+    options.max_conns = upstream.max_conns;
+    options.connect_timeout_ms = to_ms(upstream.connect_timeout);
+    options.read_timeout_ms = to_ms(upstream.read_timeout);
+    options.queue_timeout_ms = to_ms(upstream.queue_timeout);
+    return options;
+}
+
+std::unique_ptr<FastcgiHandler> FastcgiHandler::create(const config::FastcgiHandler& config,
+                                                       std::string_view site_root,
+                                                       fastcgi::Upstream* upstream,
+                                                       std::string& error) {
+    auto state = std::make_unique<State>();
+    state->name = "fastcgi " + config.prefix;
+    std::string root(config.root.empty() ? site_root : std::string_view(config.root));
+    while (root.size() > 1 && root.back() == '/') root.pop_back();
+    if (root.empty()) {
+        error = state->name + ": no root: set one in the handler or its site";
+        return nullptr;
+    }
+    const int fd = open_root(root.c_str());
+    if (fd < 0) {
+        error = state->name + ": cannot open the root " + root + ": " + std::strerror(-fd);
+        return nullptr;
+    }
+    state->root_fd.reset(fd);
+    state->root = root == "/" ? std::string() : root;
+
+    ScriptRules rules;
+    rules.extensions = config.extensions;
+    rules.index = config.index;
+    rules.static_files = config.static_files;
+    rules.fallback = config.fallback.empty() ? std::string() : normalised_prefix(config.fallback);
+    for (const std::string& prefix : config.deny) rules.deny.push_back(normalised_prefix(prefix));
+    state->scripts = std::make_unique<ScriptResolver>(fd, probe_resolver(fd), std::move(rules));
+
+    if (config.static_files) {
+        config::FilesHandler files;
+        files.prefix = config.prefix;
+        files.root = root;
+        files.index = "index.html";
+        files.deny = config.deny;
+        state->files = FilesHandler::create(files, site_root, error);
+        if (!state->files) return nullptr;
+    }
+    if (upstream) {
+        state->upstream = upstream;
+    } else {
+        config::Upstream own;
+        own.name = "pass";
+        own.servers = config.pass;
+        state->own_upstream = std::make_unique<fastcgi::Upstream>(upstream_options(own));
+        state->upstream = state->own_upstream.get();
+    }
+    state->params = config.params;
+    return std::unique_ptr<FastcgiHandler>(new FastcgiHandler(std::move(state), config.prefix));
+}
+
+FastcgiHandler::FastcgiHandler(std::unique_ptr<State> state, std::string prefix)
+    : http::Handler(std::move(prefix)), state_(std::move(state)) {}
+
+FastcgiHandler::~FastcgiHandler() = default;
+
+void FastcgiHandler::serve(http::Exchange& exchange) const {
+    const std::string_view path = exchange.path();
+    char scratch[2048 + 256];
+    const ScriptTarget target = path.size() + state_->scripts->rules().index.size() < sizeof scratch
+                                    ? state_->scripts->resolve(path, scratch)
+                                    : ScriptTarget{};
+    switch (target.kind) {
+    case ScriptTarget::Kind::forbidden:
+        exchange.send_error(403);
+        return;
+    case ScriptTarget::Kind::not_found:
+        exchange.send_error(404);
+        return;
+    case ScriptTarget::Kind::add_slash: {
+        const http::Request& request = exchange.request();
+        char location[2048 + 8];
+        const std::string_view raw = request.path;
+        if (raw.size() + 2 + request.query.size() > sizeof location) {
+            exchange.send_error(414);
+            return;
+        }
+        char* p = std::copy(raw.begin(), raw.end(), location);
+        *p++ = '/';
+        if (!request.query.empty()) {
+            *p++ = '?';
+            p = std::copy(request.query.begin(), request.query.end(), p);
+        }
+        exchange.status(301);
+        exchange.header("Location", {location, static_cast<std::size_t>(p - location)});
+        exchange.send_error(301);
+        return;
+    }
+    case ScriptTarget::Kind::static_file:
+        if (state_->files)
+            state_->files->serve(exchange);
+        else
+            exchange.send_error(404);
+        return;
+    case ScriptTarget::Kind::script:
+        break;
+    }
+    // DOCUMENT_URI is the script and its PATH_INFO: the path itself, or the
+    // index or front controller that runs for it (as nginx's $document_uri
+    // after its internal redirect).
+    Proxy(*state_, exchange).run(target, target.path_info.empty() ? target.script_name : path);
+}
+
+} // namespace weft::handlers

@@ -1,0 +1,103 @@
+#include "handlers/fastcgi_params.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <charconv>
+#include <cstring>
+
+namespace weft::handlers {
+
+namespace {
+
+void address_text(const sockaddr_storage& address, char* text, std::size_t text_size, char* port,
+                  std::size_t port_size) {
+    unsigned number = 0;
+    if (address.ss_family == AF_INET) {
+        const auto& in = reinterpret_cast<const sockaddr_in&>(address);
+        inet_ntop(AF_INET, &in.sin_addr, text, static_cast<socklen_t>(text_size));
+        number = ntohs(in.sin_port);
+    } else if (address.ss_family == AF_INET6) {
+        const auto& in6 = reinterpret_cast<const sockaddr_in6&>(address);
+        inet_ntop(AF_INET6, &in6.sin6_addr, text, static_cast<socklen_t>(text_size));
+        number = ntohs(in6.sin6_port);
+    } else {
+        std::memcpy(text, "unix:", 6);
+        port[0] = '\0';
+        return;
+    }
+    *std::to_chars(port, port + port_size - 1, number).ptr = '\0';
+}
+
+bool contains(std::string_view text, char c) {
+    return text.find(c) != std::string_view::npos;
+}
+
+} // namespace
+
+void Endpoints::look_up(int fd) {
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
+        address_text(address, remote_address, sizeof remote_address, remote_port,
+                     sizeof remote_port);
+    length = sizeof address;
+    address = {};
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
+        address_text(address, server_address, sizeof server_address, server_port,
+                     sizeof server_port);
+}
+
+void write_params(fastcgi::RecordWriter& w, const http::Request& request, const ScriptParams& p,
+                  const Endpoints& endpoints) {
+    const std::string_view filename[] = {p.document_root, p.script_name};
+    w.param("SCRIPT_FILENAME", filename);
+    w.param("SCRIPT_NAME", p.script_name);
+    w.param("PATH_INFO", p.path_info);
+    if (!p.path_info.empty()) {
+        const std::string_view translated[] = {p.document_root, p.path_info};
+        w.param("PATH_TRANSLATED", translated);
+    }
+    w.param("REQUEST_URI", p.request_uri);
+    w.param("DOCUMENT_URI", p.document_uri);
+    w.param("QUERY_STRING", p.query);
+    w.param("REQUEST_METHOD", p.method);
+    w.param("CONTENT_TYPE", request.header("Content-Type"));
+    w.param("CONTENT_LENGTH", p.content_length);
+    w.param("DOCUMENT_ROOT", p.document_root);
+    w.param("SERVER_PROTOCOL", request.minor == 0 ? "HTTP/1.0" : "HTTP/1.1");
+    w.param("REQUEST_SCHEME", "http");
+    w.param("GATEWAY_INTERFACE", "CGI/1.1");
+    w.param("SERVER_SOFTWARE", "weft");
+    w.param("REMOTE_ADDR", endpoints.remote_address);
+    w.param("REMOTE_PORT", endpoints.remote_port);
+    w.param("SERVER_ADDR", endpoints.server_address);
+    w.param("SERVER_PORT", endpoints.server_port);
+    w.param("SERVER_NAME", p.server_name);
+    w.param("REDIRECT_STATUS", "200");
+
+    // Request fields; a repeated one once, with every value.
+    const http::Header* const headers = request.headers;
+    const std::size_t count = request.header_count;
+    std::string_view values[http::kMaxHeaders];
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::string_view name = headers[i].name;
+        if (contains(name, '_') || http::equals_ignoring_case(name, "Proxy")) continue;
+        bool seen = false;
+        for (std::size_t j = 0; j < i && !seen; ++j)
+            seen = http::equals_ignoring_case(headers[j].name, name);
+        if (seen) continue;
+        std::size_t n = 0;
+        values[n++] = headers[i].value;
+        for (std::size_t j = i + 1; j < count; ++j)
+            if (http::equals_ignoring_case(headers[j].name, name)) values[n++] = headers[j].value;
+        const bool cookie = http::equals_ignoring_case(name, "Cookie");
+        w.header_param(name, {values, n}, cookie ? "; " : ", ");
+    }
+
+    if (p.extra)
+        for (const auto& [name, value] : *p.extra) w.param(name, value);
+}
+
+} // namespace weft::handlers

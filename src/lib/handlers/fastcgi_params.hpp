@@ -1,0 +1,60 @@
+#pragma once
+// The FastCGI params of a request, as nginx's fastcgi.conf sends them, so a
+// PHP application sees the same $_SERVER behind weft as behind nginx.
+//
+// SCRIPT_FILENAME (root + SCRIPT_NAME), SCRIPT_NAME, PATH_INFO, and
+// PATH_TRANSLATED (root + PATH_INFO) when PATH_INFO is not empty;
+// REQUEST_URI (the target as sent), DOCUMENT_URI (the normalised path, or the
+// script a front controller runs), QUERY_STRING, REQUEST_METHOD, CONTENT_TYPE
+// and CONTENT_LENGTH (empty when there is no body), DOCUMENT_ROOT,
+// SERVER_PROTOCOL, REQUEST_SCHEME, GATEWAY_INTERFACE, SERVER_SOFTWARE,
+// REMOTE_ADDR, REMOTE_PORT, SERVER_ADDR, SERVER_PORT, SERVER_NAME,
+// REDIRECT_STATUS; then every request field as HTTP_*, and the handler's
+// own `params { }` last.
+//
+// Request fields: repeated Cookie fields are joined with "; ", other
+// repeated fields with ", ". Not passed: Proxy (HTTP_PROXY would become the
+// application's outgoing proxy: "httpoxy"), and any field whose name holds
+// '_' (X-Real_IP and X-Real-IP would both be HTTP_X_REAL_IP: a client could
+// shadow a field a front proxy set; nginx drops them too).
+
+#include "fastcgi/record.hpp"
+#include "http/request.hpp"
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace weft::handlers {
+
+// The two ends of the client's connection, as text.
+struct Endpoints {
+    char remote_address[48] = "";
+    char remote_port[8] = "";
+    char server_address[48] = "";
+    char server_port[8] = "";
+
+    // Looks both up (getpeername, getsockname); unix sockets give "unix:"
+    // and no port.
+    void look_up(int fd);
+};
+
+struct ScriptParams {
+    std::string_view document_root; // no trailing '/'
+    std::string_view script_name;
+    std::string_view path_info;
+    std::string_view document_uri;
+    std::string_view request_uri;
+    std::string_view query;
+    std::string_view method;
+    std::string_view content_length; // decimal, or empty without a body
+    std::string_view server_name;
+    const std::vector<std::pair<std::string, std::string>>* extra = nullptr; // params { }
+};
+
+// Writes BEGIN_REQUEST's PARAMS stream (not its end) for `request`.
+void write_params(fastcgi::RecordWriter& writer, const http::Request& request,
+                  const ScriptParams& params, const Endpoints& endpoints);
+
+} // namespace weft::handlers

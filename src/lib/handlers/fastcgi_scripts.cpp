@@ -1,0 +1,162 @@
+#include "handlers/fastcgi_scripts.hpp"
+
+#include "handlers/file_access.hpp"
+#include "loop/loop.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <ctime>
+#include <unordered_map>
+
+namespace weft::handlers {
+
+namespace {
+
+// What the disk said is trusted this long: a script added or removed is
+// seen within a second.
+constexpr std::uint64_t kRecheckMs = 1000;
+// Entries per thread before the cache starts over.
+constexpr std::size_t kCacheEntries = 4096;
+
+std::atomic<std::uint64_t> next_resolver_id{1};
+
+std::uint64_t now_ms() {
+    if (const Loop* loop = Loop::current()) return loop->now();
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+    return static_cast<std::uint64_t>(now.tv_sec) * 1000 +
+           static_cast<std::uint64_t>(now.tv_nsec) / 1000000;
+}
+
+// Keys are the resolver's id (8 bytes) then the path: looked up through a
+// view built on the stack, so a hit allocates nothing.
+struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view key) const {
+        return std::hash<std::string_view>{}(key);
+    }
+};
+
+struct Known {
+    std::uint8_t kind;
+    std::uint64_t checked_ms;
+};
+
+using KindCache = std::unordered_map<std::string, Known, KeyHash, std::equal_to<>>;
+
+KindCache& thread_cache() {
+    thread_local KindCache cache;
+    return cache;
+}
+
+} // namespace
+
+ScriptResolver::ScriptResolver(int root, Resolver resolver, ScriptRules rules)
+    : root_(root), resolver_(resolver), rules_(std::move(rules)),
+      id_(next_resolver_id.fetch_add(1, std::memory_order_relaxed)) {}
+
+ScriptResolver::~ScriptResolver() = default;
+
+ScriptResolver::FileKind ScriptResolver::kind_of(std::string_view path) const {
+    // The key, then a NUL: key + 9 is the path without its '/', as
+    // open_beneath wants it. Per thread, not on the stack: nothing here
+    // waits, so no other coroutine can come in between.
+    thread_local std::string key;
+    key.assign(reinterpret_cast<const char*>(&id_), 8);
+    key.append(path);
+    const std::string_view key_view = key;
+    key.push_back('\0');
+    KindCache& cache = thread_cache();
+    const std::uint64_t now = now_ms();
+    auto found = cache.find(key_view);
+    if (found != cache.end() && now - found->second.checked_ms < kRecheckMs)
+        return static_cast<FileKind>(found->second.kind);
+
+    FileKind kind = FileKind::missing;
+    const int fd = open_beneath(root_, key.c_str() + 9, resolver_);
+    if (fd >= 0) {
+        struct stat st {};
+        if (::fstat(fd, &st) == 0) {
+            kind = S_ISREG(st.st_mode)   ? FileKind::regular
+                   : S_ISDIR(st.st_mode) ? FileKind::directory
+                                         : FileKind::other;
+        }
+        ::close(fd);
+    } else if (fd == -EACCES || fd == -EPERM) {
+        kind = FileKind::other;
+    }
+    if (found != cache.end()) {
+        found->second = {static_cast<std::uint8_t>(kind), now};
+    } else {
+        if (cache.size() >= kCacheEntries) cache.clear();
+        cache.emplace(std::string(key_view), Known{static_cast<std::uint8_t>(kind), now});
+    }
+    return kind;
+}
+
+bool ScriptResolver::has_script_extension(std::string_view segment) const {
+    return std::any_of(
+        rules_.extensions.begin(), rules_.extensions.end(),
+        [&](const std::string& e) { return segment.size() > e.size() && segment.ends_with(e); });
+}
+
+ScriptTarget ScriptResolver::not_found_or_fallback() const {
+    const std::string& fallback = rules_.fallback;
+    if (fallback.empty() || kind_of(fallback) != FileKind::regular) return {};
+    return {ScriptTarget::Kind::script, fallback, {}};
+}
+
+ScriptTarget ScriptResolver::resolve(std::string_view path, char* scratch) const {
+    using Kind = ScriptTarget::Kind;
+    if (has_dot_segment(path) ||
+        std::any_of(rules_.deny.begin(), rules_.deny.end(),
+                    [&](const std::string& prefix) { return is_beneath(path, prefix); }))
+        return {Kind::forbidden, {}, {}};
+
+    // The first segment that is a script: everything after it is PATH_INFO.
+    std::size_t start = 1;
+    bool last_is_script_name = false;
+    while (start <= path.size()) {
+        std::size_t end = path.find('/', start);
+        if (end == std::string_view::npos) end = path.size();
+        const std::string_view segment = path.substr(start, end - start);
+        last_is_script_name = end == path.size() && has_script_extension(segment);
+        if (has_script_extension(segment)) {
+            const FileKind kind = kind_of(path.substr(0, end));
+            if (kind == FileKind::regular)
+                return {Kind::script, path.substr(0, end), path.substr(end)};
+            if (kind == FileKind::directory) last_is_script_name = false;
+            // Beneath a file or nothing, no script can exist.
+            if (kind != FileKind::directory) break;
+        }
+        start = end + 1;
+    }
+    if (last_is_script_name) return {Kind::not_found, {}, {}};
+
+    switch (kind_of(path)) {
+    case FileKind::directory:
+        if (path.back() != '/') return {Kind::add_slash, {}, {}};
+        if (!rules_.index.empty() && has_script_extension(rules_.index)) {
+            std::memcpy(scratch, path.data(), path.size());
+            std::memcpy(scratch + path.size(), rules_.index.data(), rules_.index.size());
+            const std::string_view index{scratch, path.size() + rules_.index.size()};
+            if (kind_of(index) == FileKind::regular) return {Kind::script, index, {}};
+        }
+        if (rules_.static_files) return {Kind::static_file, {}, {}};
+        return not_found_or_fallback();
+    case FileKind::regular:
+        if (rules_.static_files) return {Kind::static_file, {}, {}};
+        return not_found_or_fallback();
+    case FileKind::other:
+        return {Kind::forbidden, {}, {}};
+    case FileKind::missing:
+        break;
+    }
+    return not_found_or_fallback();
+}
+
+} // namespace weft::handlers

@@ -1,0 +1,81 @@
+#pragma once
+// Which script a request path runs, decided by weft before PHP sees anything
+// (the `fastcgi` handler, DESIGN.md §7).
+//
+// The path is split after the first segment that names an existing regular
+// file with a listed extension: /app.php/user/7 runs /app.php with PATH_INFO
+// /user/7. weft checks the file itself, beneath the root, so a path the
+// backend would "fix up" (cgi.fix_pathinfo) never reaches it: in
+// /uploads/a.jpg/x.php no segment is an existing .php file, so nothing runs,
+// and a.jpg is never taken for a script. A path whose last segment has a
+// listed extension but names no file is 404, never the front controller.
+//
+// Otherwise: a directory without its trailing slash is redirected to it; a
+// directory with the index script runs that; an existing file (or a
+// directory) is served as a static file when `static` is on; anything else
+// goes to the `fallback` script when there is one (a front controller), else
+// 404. Dotfiles and `deny` prefixes are 403 before the disk is asked.
+//
+// What the disk says is cached per loop and handler for a second, so a
+// request for a script usually costs no syscall here.
+
+#include "handlers/file_open.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace weft::handlers {
+
+struct ScriptRules {
+    std::vector<std::string> extensions; // ".php"
+    std::string index;                   // "index.php", or "" for none
+    bool static_files = true;
+    std::string fallback;          // "/index.php", or "" for none
+    std::vector<std::string> deny; // normalised prefixes
+};
+
+struct ScriptTarget {
+    enum class Kind : std::uint8_t {
+        script,      // run script_name with path_info
+        static_file, // serve the path as a static file (or directory)
+        add_slash,   // a directory asked without its trailing slash: 301
+        forbidden,   // 403
+        not_found,   // 404
+    };
+    Kind kind = Kind::not_found;
+    std::string_view script_name; // into the path, the scratch buffer or the rules
+    std::string_view path_info;   // into the path; empty if none
+};
+
+class ScriptResolver {
+public:
+    // Checks files beneath `root` (an open directory) by `resolver`.
+    ScriptResolver(int root, Resolver resolver, ScriptRules rules);
+    ~ScriptResolver();
+    ScriptResolver(const ScriptResolver&) = delete;
+    ScriptResolver& operator=(const ScriptResolver&) = delete;
+
+    // The target for a normalised `path`. An index script's name is built in
+    // `scratch` (room for path.size() + rules.index.size() bytes).
+    ScriptTarget resolve(std::string_view path, char* scratch) const;
+
+    const ScriptRules& rules() const { return rules_; }
+
+private:
+    enum class FileKind : std::uint8_t { missing, regular, directory, other };
+    // What is at `path` (normalised, leading '/') beneath the root.
+    FileKind kind_of(std::string_view path) const;
+    bool has_script_extension(std::string_view segment) const;
+    ScriptTarget not_found_or_fallback() const;
+
+    int root_;
+    Resolver resolver_;
+    ScriptRules rules_;
+    std::uint64_t id_; // identifies this resolver to the per-thread caches
+};
+
+} // namespace weft::handlers

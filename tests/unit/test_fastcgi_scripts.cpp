@@ -1,0 +1,158 @@
+// Which script a path runs: the split is decided by weft from what exists
+// beneath the root, so a path the backend would "fix up" never runs a file
+// that is not a script.
+
+#include "handlers/fastcgi_scripts.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+using namespace weft::handlers;
+namespace fs = std::filesystem;
+using Kind = ScriptTarget::Kind;
+
+namespace {
+
+// root/: index.php, app.php, info.php, style.css, uploads/a.jpg (PHP inside),
+// sub/index.php, plain/ (no index), dir.php/ (a directory), data/x.php,
+// .env, and a link out of the root to a script outside.
+struct Site {
+    fs::path base;
+    fs::path root;
+    OwnedFd root_fd;
+
+    Site() {
+        std::string name = (fs::temp_directory_path() / "weft-scripts-XXXXXX").string();
+        REQUIRE(mkdtemp(name.data()) != nullptr);
+        base = name;
+        root = base / "root";
+        for (const char* dir : {"uploads", "sub", "plain", "dir.php", "data"})
+            fs::create_directories(root / dir);
+        for (const char* file : {"index.php", "app.php", "info.php", "style.css", "sub/index.php",
+                                 "data/x.php", ".env", "plain/readme.txt"})
+            write(root / file, "<?php echo 1;");
+        write(root / "uploads" / "a.jpg", "<?php echo 'EXECUTED';");
+        write(base / "outside.php", "<?php echo 'OUTSIDE';");
+        fs::create_symlink("../outside.php", root / "out.php");
+        root_fd.reset(open_root(root.c_str()));
+        REQUIRE(root_fd.get() >= 0);
+    }
+    ~Site() { fs::remove_all(base); }
+
+    static void write(const fs::path& path, const std::string& content) {
+        std::ofstream(path) << content;
+    }
+
+    ScriptResolver resolver(bool static_files = true, std::string fallback = {}) const {
+        ScriptRules rules;
+        rules.extensions = {".php"};
+        rules.index = "index.php";
+        rules.static_files = static_files;
+        rules.fallback = std::move(fallback);
+        rules.deny = {"/data"};
+        return ScriptResolver(root_fd.get(), probe_resolver(root_fd.get()), std::move(rules));
+    }
+};
+
+struct Resolved {
+    Kind kind;
+    std::string script;
+    std::string path_info;
+};
+
+Resolved resolve(const ScriptResolver& resolver, std::string_view path) {
+    char scratch[4096];
+    const ScriptTarget t = resolver.resolve(path, scratch);
+    return {t.kind, std::string(t.script_name), std::string(t.path_info)};
+}
+
+} // namespace
+
+TEST_CASE("a script runs with the rest of the path as PATH_INFO") {
+    Site site;
+    const ScriptResolver r = site.resolver();
+    auto t = resolve(r, "/info.php");
+    CHECK(t.kind == Kind::script);
+    CHECK(t.script == "/info.php");
+    CHECK(t.path_info.empty());
+    t = resolve(r, "/app.php/user/7");
+    CHECK(t.kind == Kind::script);
+    CHECK(t.script == "/app.php");
+    CHECK(t.path_info == "/user/7");
+    t = resolve(r, "/app.php/");
+    CHECK(t.kind == Kind::script);
+    CHECK(t.path_info == "/");
+}
+
+TEST_CASE("a file that is not a script never runs, whatever follows it") {
+    Site site;
+    const ScriptResolver r = site.resolver(true, "/index.php");
+    // The cgi.fix_pathinfo attack: x.php does not exist, a.jpg does.
+    CHECK(resolve(r, "/uploads/a.jpg/x.php").kind == Kind::not_found);
+    // Without a script name at the end it is not a script either.
+    const auto t = resolve(r, "/uploads/a.jpg/x");
+    CHECK(t.kind == Kind::script); // the front controller, not a.jpg
+    CHECK(t.script == "/index.php");
+    CHECK(resolve(r, "/uploads/a.jpg").kind == Kind::static_file);
+}
+
+TEST_CASE("a missing script is 404, never the front controller") {
+    Site site;
+    const ScriptResolver r = site.resolver(true, "/index.php");
+    CHECK(resolve(r, "/missing.php").kind == Kind::not_found);
+    CHECK(resolve(r, "/sub/missing.php").kind == Kind::not_found);
+    const auto t = resolve(r, "/some/route");
+    CHECK(t.kind == Kind::script);
+    CHECK(t.script == "/index.php");
+    CHECK(t.path_info.empty());
+}
+
+TEST_CASE("without a fallback a missing path is 404") {
+    Site site;
+    const ScriptResolver r = site.resolver();
+    CHECK(resolve(r, "/some/route").kind == Kind::not_found);
+}
+
+TEST_CASE("directories: the trailing slash, then the index script") {
+    Site site;
+    const ScriptResolver r = site.resolver();
+    CHECK(resolve(r, "/sub").kind == Kind::add_slash);
+    auto t = resolve(r, "/sub/");
+    CHECK(t.kind == Kind::script);
+    CHECK(t.script == "/sub/index.php");
+    t = resolve(r, "/");
+    CHECK(t.kind == Kind::script);
+    CHECK(t.script == "/index.php");
+    CHECK(resolve(r, "/plain/").kind == Kind::static_file);
+    // A directory with a script's name is not a script.
+    CHECK(resolve(r, "/dir.php").kind == Kind::add_slash);
+}
+
+TEST_CASE("static files, or with static off the fallback") {
+    Site site;
+    CHECK(resolve(site.resolver(), "/style.css").kind == Kind::static_file);
+    CHECK(resolve(site.resolver(false), "/style.css").kind == Kind::not_found);
+    const auto t = resolve(site.resolver(false, "/index.php"), "/style.css");
+    CHECK(t.kind == Kind::script);
+    CHECK(t.script == "/index.php");
+}
+
+TEST_CASE("dotfiles and denied prefixes are forbidden before the disk is asked") {
+    Site site;
+    const ScriptResolver r = site.resolver(true, "/index.php");
+    CHECK(resolve(r, "/.env").kind == Kind::forbidden);
+    CHECK(resolve(r, "/.git/config").kind == Kind::forbidden);
+    CHECK(resolve(r, "/data/x.php").kind == Kind::forbidden);
+    CHECK(resolve(r, "/data").kind == Kind::forbidden);
+    // A prefix only covers whole segments.
+    CHECK(resolve(r, "/database").kind == Kind::script);
+}
+
+TEST_CASE("a script reached through a link out of the root does not run") {
+    Site site;
+    const ScriptResolver r = site.resolver();
+    CHECK(resolve(r, "/out.php").kind == Kind::not_found);
+}
