@@ -22,7 +22,8 @@
 # same for every server. The servers alternate A B C D, A B C D, ... over the
 # rounds; figures are medians, error counts are sums over the rounds.
 #
-# wrk (one thread, 32 connections, --duration seconds, 2 s timeout) gives:
+# wrk (one thread, as it has one CPU; 32 connections; --duration seconds; a 2 s
+# timeout) gives:
 #   rps, p99_us     requests/s and 99th percentile latency
 #   errors          socket errors (connect, read, write) and non-2xx responses
 #   timeouts        requests wrk gave up on after 2 s
