@@ -82,6 +82,10 @@ die() {
     log "$*"
     exit 1
 }
+# stop, alive, begin/go/finish, cpu_ticks, measure_instr, measure_syscalls,
+# median, get, ratio
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 
 # --- tools, binaries, limits ---------------------------------------------------
 
@@ -216,49 +220,11 @@ start() {
     done
 }
 
-stop() {
-    kill "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    pid=''
-}
-
-alive() { kill -0 "$pid" 2>/dev/null || die "$1 died: $(tail -5 "$tmp/$1.log")"; }
-
 # run CASE N: N requests of CASE over the usual connections, client on CPU 1.
 run() {
     timeout 300 taskset -c 1 "$load" --port "$port" --path "${path[$1]}" \
         --connections $connections --requests "$2" --timeout 290 >"$tmp/load.out" 2>&1 ||
         die "http_load: $(cat "$tmp/load.out")"
-}
-
-# begin CASE N: a client on CPU 1, connected and warmed up, paused before N
-# requests of CASE; go runs them; finish lets it close. The figures are taken
-# around go, so they hold requests only (no accept, no close). begin returns 1
-# (the client reaped, its reason logged) if the warm-up fails.
-begin() {
-    coproc LOAD { exec timeout 300 taskset -c 1 "$load" --port "$port" --path "${path[$1]}" \
-        --connections $connections --warmup "${warm_n[$1]}" --requests "$2" --pause \
-        --timeout 290 2>"$tmp/load.err"; }
-    client=$LOAD_PID
-    local line=''
-    read -r -t 120 line <&"${LOAD[0]}"
-    [[ $line == ready ]] && return 0
-    log "$(cat "$tmp/load.err")"
-    kill "$client" 2>/dev/null
-    wait "$client"
-    client=''
-    return 1
-}
-go() {
-    local line=''
-    echo go >&"${LOAD[1]}"
-    read -r -t 300 line <&"${LOAD[0]}"
-    [[ $line == done* ]] || die "http_load: $(cat "$tmp/load.err")"
-}
-finish() {
-    echo close >&"${LOAD[1]}"
-    wait "$client" || die "http_load: $(cat "$tmp/load.err")"
-    client=''
 }
 
 # --- measures (each sets v; no subshells, so die and the pid list work) -----------
@@ -277,8 +243,6 @@ measure_wrk() {
     [[ -n $v ]] || die "no figures from wrk: $out"
 }
 
-cpu_ticks() { sed 's/.*) //' "/proc/$pid/stat" | awk '{ print $12 + $13 }'; }
-
 # cpu CASE: µs of server CPU per request
 measure_cpu() {
     local before after
@@ -289,45 +253,6 @@ measure_cpu() {
     finish
     v=$(awk -v t=$((after - before)) -v hz="$clk_tck" -v n="${cpu_n[$1]}" \
         'BEGIN { printf "%.2f\n", t / hz * 1e6 / n }')
-}
-
-# callgrind CASE NAME: userland instructions per request (server under callgrind)
-dumps=0
-measure_instr() {
-    # Valgrind 3.19 lacks some syscalls (openat2): a server may fail under it alone.
-    if ! begin "$1" "${cg_n[$1]}"; then
-        log "$2 $1 fails under callgrind: $(grep -m1 -i unhandled "$tmp/$2.log")"
-        v=na
-        return
-    fi
-    timeout 60 callgrind_control -z "$pid" >"$tmp/cgc.out" 2>&1 || die "callgrind_control -z failed"
-    go
-    timeout 60 callgrind_control -d "$pid" >"$tmp/cgc.out" 2>&1 || die "callgrind_control -d failed"
-    finish
-    dumps=$((dumps + 1))
-    local file=$tmp/cg.$2.out.$dumps
-    [[ -f $file ]] || die "no callgrind dump $file"
-    v=$(awk -v n="${cg_n[$1]}" '/^totals:/ { printf "%.0f\n", $2 / n }' "$file")
-    [[ -n $v ]] || die "no totals in $file"
-}
-
-# syscalls CASE: system calls per request (strace -f -c attached to the server)
-measure_syscalls() {
-    begin "$1" "${st_n[$1]}" || die "$1 failed"
-    strace -f -c -o "$tmp/strace.out" -p "$pid" 2>"$tmp/strace.err" &
-    tracer=$!
-    local tries=100
-    until grep -qs attached "$tmp/strace.err"; do
-        ((--tries > 0)) || die "strace did not attach: $(cat "$tmp/strace.err")"
-        sleep 0.1
-    done
-    go
-    kill -INT "$tracer"
-    wait "$tracer"
-    tracer=''
-    finish
-    v=$(awk -v n="${st_n[$1]}" '$NF == "total" { printf "%.2f\n", $4 / n }' "$tmp/strace.out")
-    [[ -n $v ]] || die "no total from strace: $(cat "$tmp/strace.out")"
 }
 
 open_fds() { find "/proc/$pid/fd" -mindepth 1 | wc -l; }
@@ -410,18 +335,6 @@ for s in "${servers[@]}"; do
 done
 
 # --- the table and the result line ------------------------------------------------------
-
-median() {
-    tr ' ' '\n' <<<"$1" | grep . | sort -g |
-        awk '{ a[NR] = $1 } END { if (NR == 0) print "na"; else if (NR % 2) print a[(NR + 1) / 2];
-                                  else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
-get() { # ARRAY KEY: the median, or na
-    local -n array=$1
-    median "${array[$2]:-}"
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "na" || b == "na" || b == 0) print "na";
-                                            else printf "%.3f\n", a / b }'; }
 
 for s in "${servers[@]}"; do
     for c in $(cases_of "$s"); do
