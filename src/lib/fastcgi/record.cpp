@@ -77,7 +77,51 @@ void RecordWriter::begin_request(bool keep_conn) {
     size_ += kHeaderSize + 8;
 }
 
+static char* put_length(char* out, std::size_t length) {
+    if (length < 128) {
+        *out = static_cast<char>(length);
+        return out + 1;
+    }
+    out[0] = static_cast<char>(length >> 24 | 0x80);
+    out[1] = static_cast<char>(length >> 16 & 0xff);
+    out[2] = static_cast<char>(length >> 8 & 0xff);
+    out[3] = static_cast<char>(length & 0xff);
+    return out + 4;
+}
+
+char* RecordWriter::pair_room(std::size_t name_size, std::size_t value_size) {
+    // The common case: an open PARAMS record with room for the whole pair.
+    const std::size_t pair =
+        length_size(name_size) + length_size(value_size) + name_size + value_size;
+    if (error_ != 0 || type_ != RecordType::params || record_ == SIZE_MAX ||
+        capacity_ - size_ < pair || size_ - record_ - kHeaderSize + pair > kMaxContent)
+        return nullptr;
+    char* out = buffer_ + size_;
+    size_ += pair;
+    out = put_length(out, name_size);
+    return put_length(out, value_size);
+}
+
+void encode_pair(std::string& out, std::string_view name, std::string_view value) {
+    char lengths[8];
+    char* end = put_length(put_length(lengths, name.size()), value.size());
+    out.append(lengths, static_cast<std::size_t>(end - lengths));
+    out.append(name);
+    out.append(value);
+}
+
+void RecordWriter::encoded_params(std::string_view pairs) {
+    if (error_ != 0) return;
+    open(RecordType::params);
+    append(pairs.data(), pairs.size());
+}
+
 void RecordWriter::param(std::string_view name, std::string_view value) {
+    if (char* out = pair_room(name.size(), value.size())) {
+        std::memcpy(out, name.data(), name.size());
+        std::memcpy(out + name.size(), value.data(), value.size());
+        return;
+    }
     if (error_ != 0 || name.size() >= kMaxPairLength || value.size() >= kMaxPairLength) return;
     open(RecordType::params);
     append_length(name.size());
@@ -89,6 +133,15 @@ void RecordWriter::param(std::string_view name, std::string_view value) {
 void RecordWriter::param(std::string_view name, std::span<const std::string_view> parts) {
     std::size_t value_size = 0;
     for (std::string_view part : parts) value_size += part.size();
+    if (char* out = pair_room(name.size(), value_size)) {
+        std::memcpy(out, name.data(), name.size());
+        out += name.size();
+        for (std::string_view part : parts) {
+            std::memcpy(out, part.data(), part.size());
+            out += part.size();
+        }
+        return;
+    }
     if (error_ != 0 || name.size() >= kMaxPairLength || value_size >= kMaxPairLength) return;
     open(RecordType::params);
     append_length(name.size());
@@ -105,6 +158,20 @@ void RecordWriter::header_param(std::string_view field_name,
     for (std::string_view value : values) value_size += value.size();
     if (values.size() > 1) value_size += separator.size() * (values.size() - 1);
     const std::size_t name_size = prefix.size() + field_name.size();
+    if (char* out = pair_room(name_size, value_size)) {
+        std::memcpy(out, prefix.data(), prefix.size());
+        out = std::transform(field_name.begin(), field_name.end(), out + prefix.size(),
+                             upper_underscore);
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            if (i > 0) {
+                std::memcpy(out, separator.data(), separator.size());
+                out += separator.size();
+            }
+            std::memcpy(out, values[i].data(), values[i].size());
+            out += values[i].size();
+        }
+        return;
+    }
     if (error_ != 0 || name_size >= kMaxPairLength || value_size >= kMaxPairLength) return;
 
     open(RecordType::params);

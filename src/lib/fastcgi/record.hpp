@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace weft::fastcgi {
@@ -64,6 +65,9 @@ constexpr std::size_t length_size(std::size_t length) {
     return length < 128 ? 1 : 4;
 }
 
+// Appends one PARAMS pair, encoded, to `out` (for RecordWriter::encoded_params).
+void encode_pair(std::string& out, std::string_view name, std::string_view value);
+
 class RecordWriter {
 public:
     // Writes out `size` bytes (all of them) and returns 0, or -errno.
@@ -92,6 +96,9 @@ public:
     // `separator` (repeated fields merged into one).
     void header_param(std::string_view field_name, std::span<const std::string_view> values,
                       std::string_view separator);
+    // Pairs encoded beforehand (encode_pair), as they are: params that are
+    // the same for every request cost one copy.
+    void encoded_params(std::string_view pairs);
     // The empty PARAMS record that ends the stream.
     void end_params();
 
@@ -121,6 +128,9 @@ private:
     void end_stream(RecordType type);
     std::size_t content_room();
     void append(const char* bytes, std::size_t size);
+    // Where a whole pair's name and value go, its lengths written, when the
+    // open PARAMS record has room for all of it; else nullptr.
+    char* pair_room(std::size_t name_size, std::size_t value_size);
     void append_length(std::size_t length);
     bool make_room(std::size_t size);
 

@@ -141,7 +141,8 @@ struct FastcgiHandler::State {
     std::unique_ptr<FilesHandler> files; // static = on
     std::unique_ptr<fastcgi::Upstream> own_upstream;
     fastcgi::Upstream* upstream = nullptr;
-    std::vector<std::pair<std::string, std::string>> params;
+    std::string fixed_params; // encoded: fastcgi_params.hpp
+    std::string extra_params;
 };
 
 namespace {
@@ -392,7 +393,8 @@ bool Proxy::send_request(const ScriptTarget& script, std::string_view document_u
     else if (!host.empty())
         host = host.substr(0, host.find(']') + 1);
     params.server_name = host;
-    params.extra = &state_.params;
+    params.fixed = state_.fixed_params;
+    params.extra = state_.extra_params;
     write_params(writer, request_, params, endpoints_);
     writer.end_params();
 
@@ -732,7 +734,8 @@ std::unique_ptr<FastcgiHandler> FastcgiHandler::create(const config::FastcgiHand
         state->own_upstream = std::make_unique<fastcgi::Upstream>(upstream_options(own));
         state->upstream = state->own_upstream.get();
     }
-    state->params = config.params;
+    state->fixed_params = fixed_params(state->root);
+    state->extra_params = extra_params(config.params);
     return std::unique_ptr<FastcgiHandler>(new FastcgiHandler(std::move(state), config.prefix));
 }
 
