@@ -512,8 +512,9 @@ Proxy::Outcome Proxy::read_response() {
                 const CgiHead::Status status = b.cgi.feed(item.data, taken);
                 if (status == CgiHead::Status::incomplete) continue;
                 if (status == CgiHead::Status::error) {
+                    const char* why = b.cgi.error(); // b goes with the connection
                     drop_backend();
-                    fail(502, b.cgi.error());
+                    fail(502, why);
                     return Outcome::done;
                 }
                 head_done_ = true;
