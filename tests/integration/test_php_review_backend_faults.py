@@ -155,6 +155,21 @@ class BackendFaults(ServerTestCase):
         self.assertIn("a head line without a colon", self.weft.stderr())
         self.assertIsNone(self.weft.process.poll(), self.weft.stderr())
 
+    def test_a_connection_the_backend_shut_is_not_reused(self):
+        requests = [
+            "GET /recycling/x.php HTTP/1.1\r\nHost: a\r\n\r\n",
+            "POST /recycling/x.php HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\na=1",
+        ]
+        for i in range(12):
+            c, r = self.roundtrip(requests[i % 2], timeout=10.0)
+            self.assertEqual((r.status, r.body), (200, b"fine"),
+                             f"request {i}: {r}\n{self.weft.stderr()}")
+            # The next request comes after the shutdown, as it does after
+            # PHP-FPM's (which follows its END_REQUEST at once).
+            self.assertTrue(self.recycling.shut.wait(5.0))
+            self.recycling.shut.clear()
+        self.assertNotIn("read_timeout", self.weft.stderr())
+
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1], verbosity=2)
