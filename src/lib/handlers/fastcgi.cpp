@@ -57,6 +57,15 @@ bool peer_closed(int fd) {
     return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
 }
 
+// Whether the loop saw the backend shut its side of a kept connection (PHP-FPM
+// does after END_REQUEST once a child reaches pm.max_requests): the sticky
+// bits of its fd's entry, so asking costs no syscall. The edge that brought
+// it may have been taken with the last response's bytes, so no later wait
+// would see it.
+bool backend_closed(int fd) {
+    return Loop::current()->table()[fd].ready & (kPeerClosed | kHungUp);
+}
+
 // A de-chunked request body: in memory while small, else in an unlinked
 // temp file.
 class Spool {
@@ -361,6 +370,14 @@ Proxy::Outcome Proxy::exchange_once(const ScriptTarget& script, std::string_view
                                     std::string_view request_uri, std::string_view query,
                                     bool get) {
     sent_any_ = false;
+    // Not down a kept connection the backend has shut: once the client's body
+    // is read into it, no retry is possible. The loop may have seen that for
+    // free; a body still to stream is worth a syscall to ask the socket.
+    if (backend_->reused()) {
+        const bool streams_body = !get && !spool_ && request_.has_body();
+        if (backend_closed(backend_->fd()) || (streams_body && peer_closed(backend_->fd())))
+            return Outcome::retry;
+    }
     if (!send_request(script, document_uri, request_uri, query, get))
         return backend_ ? Outcome::retry : Outcome::done; // retry: still held
     return read_response();
@@ -514,7 +531,7 @@ Proxy::Outcome Proxy::read_response() {
                 const CgiHead::Status status = b.cgi.feed(item.data, taken);
                 if (status == CgiHead::Status::incomplete) continue;
                 if (status == CgiHead::Status::error) {
-                    fail(502, b.cgi.error());
+                    fail(502, b.cgi.error()); // before b goes with the connection
                     drop_backend();
                     return Outcome::done;
                 }

@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""The fastcgi handler against a scripted FastCGI backend (a thread on a unix
+socket in a temp dir), for backend behaviour a real PHP-FPM shows only now
+and then:
+
+- a CGI head the parser refuses: 502, logged with its reason, and weft
+  serves on (the reason was read from a connection already freed);
+- a kept connection the backend shuts down right after END_REQUEST, as
+  PHP-FPM does after pm.max_requests (shutdown, then drain until weft
+  closes): the next request, GET or POST, must get a fresh connection, not
+  wait for read_timeout on the dead one.
+
+    test_php_review_backend_faults.py WEFT_BINARY
+"""
+import os
+import socket
+import struct
+import sys
+import threading
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from http_support import ServerTestCase  # noqa: E402
+
+CONF = """\
+threads = 1
+listener 127.0.0.1:{port}
+upstream bad {
+    server = unix:{dir}/bad.sock
+    read_timeout = 2s
+}
+upstream recycling {
+    server = unix:{dir}/recycling.sock
+    keepalive = 4
+    max_conns = 1
+    read_timeout = 2s
+}
+site {
+    root = {dir}/www
+    fastcgi /bad {
+        upstream = bad
+    }
+    fastcgi /recycling {
+        upstream = recycling
+    }
+}
+"""
+
+BEGIN_REQUEST, END_REQUEST, PARAMS, STDIN, STDOUT = 1, 3, 4, 5, 6
+
+
+def record(kind, request_id, content=b""):
+    return struct.pack(">BBHHBB", 1, kind, request_id, len(content), 0, 0) + content
+
+
+def end_request(request_id):
+    return record(END_REQUEST, request_id, struct.pack(">IB3x", 0, 0))
+
+
+class Backend:
+    """Accepts on `path`; answers each request with answer(request_id) and
+    then, if `shut_after` is set, shuts its side down after that many
+    requests on a connection and drains it until weft closes, as PHP-FPM
+    does when a child reaches pm.max_requests."""
+
+    def __init__(self, path, answer, shut_after=None):
+        self.answer, self.shut_after = answer, shut_after
+        self.connections = 0
+        self.shut = threading.Event()  # set when a connection was shut
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(path)
+        self.listener.listen(16)
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    @staticmethod
+    def _read_request(conn, buf):
+        """(request id, rest of buf) once a request's empty STDIN came; None at EOF."""
+        while True:
+            while len(buf) >= 8:
+                _, kind, request_id, length, padding, _ = struct.unpack(">BBHHBB", buf[:8])
+                if len(buf) < 8 + length + padding:
+                    break
+                buf = buf[8 + length + padding:]
+                if kind == STDIN and length == 0:
+                    return request_id, buf
+            data = conn.recv(65536)
+            if not data:
+                return None
+            buf += data
+
+    def _serve(self, conn):
+        with conn:
+            buf, served = b"", 0
+            while True:
+                got = self._read_request(conn, buf)
+                if got is None:
+                    return
+                request_id, buf = got
+                conn.sendall(self.answer(request_id))
+                served += 1
+                if self.shut_after is not None and served == self.shut_after:
+                    conn.shutdown(socket.SHUT_WR)
+                    self.shut.set()
+                    while conn.recv(65536):
+                        pass
+                    return
+
+    def close(self):
+        self.listener.close()
+
+
+def bad_head(request_id):
+    return (record(STDOUT, request_id, b"this line has no colon\r\n\r\nbody")
+            + end_request(request_id))
+
+
+def good(request_id):
+    return (record(STDOUT, request_id, b"Content-Type: text/plain\r\n\r\nfine")
+            + record(STDOUT, request_id) + end_request(request_id))
+
+
+class BackendFaults(ServerTestCase):
+    CONF = CONF
+
+    @classmethod
+    def setUpDir(cls, dir):
+        for prefix in ("bad", "recycling"):
+            os.makedirs(os.path.join(dir, "www", prefix))
+            with open(os.path.join(dir, "www", prefix, "x.php"), "w") as f:
+                f.write("<?php\n")
+        cls.bad = Backend(os.path.join(dir, "bad.sock"), bad_head)
+        cls.recycling = Backend(os.path.join(dir, "recycling.sock"), good, shut_after=1)
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            super().tearDownClass()
+        finally:
+            cls.bad.close()
+            cls.recycling.close()
+
+    def test_a_refused_cgi_head_is_502_with_its_reason(self):
+        for _ in range(3):
+            c, r = self.roundtrip("GET /bad/x.php HTTP/1.1\r\nHost: a\r\n\r\n")
+            self.assertEqual(r.status, 502, r)
+        self.assertIn("a head line without a colon", self.weft.stderr())
+        self.assertIsNone(self.weft.process.poll(), self.weft.stderr())
+
+    def test_a_connection_the_backend_shut_is_not_reused(self):
+        requests = [
+            "GET /recycling/x.php HTTP/1.1\r\nHost: a\r\n\r\n",
+            "POST /recycling/x.php HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\na=1",
+        ]
+        for i in range(12):
+            c, r = self.roundtrip(requests[i % 2], timeout=10.0)
+            self.assertEqual((r.status, r.body), (200, b"fine"),
+                             f"request {i}: {r}\n{self.weft.stderr()}")
+            # The next request comes after the shutdown, as it does after
+            # PHP-FPM's (which follows its END_REQUEST at once).
+            self.assertTrue(self.recycling.shut.wait(5.0))
+            self.recycling.shut.clear()
+        self.assertNotIn("read_timeout", self.weft.stderr())
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
