@@ -31,7 +31,7 @@ NOT_PHP = b'<?php echo strrev("DETUCEXE");\n'
 
 SCRIPTS = ["info.php", "echo.php", "pool.php", "upload.php", "body.php", "headers.php",
            "teapot.php", "status.php", "redirect.php", "big.php", "fatal.php", "stderr.php",
-           "stream.php", "finish.php", "hold.php", "huge_header.php"]
+           "stream.php", "finish.php", "hold.php", "huge_header.php", "length.php"]
 
 
 def body_summary(data):
@@ -528,6 +528,17 @@ class Responses(SiteTestCase):
         c.send(get("/echo.php?v=after-head"))
         r = c.response()
         self.assertEqual((r.status, r.body), (200, b"after-head"))
+
+    def test_head_keeps_the_length_the_script_announced(self):
+        c = self.connect()
+        c.send("HEAD /length.php HTTP/1.1\r\nHost: a\r\n\r\n")
+        r = c.response(head=True)
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.header("content-length"), "5")
+        c.send(get("/length.php"))
+        r = c.response()
+        self.assertEqual((r.status, r.body), (200, b"hello"))
+        self.assertEqual(r.header("content-type"), "application/x-later")
 
     def test_a_header_block_too_big_is_502(self):
         c, r = self.roundtrip(get("/huge_header.php"))

@@ -118,14 +118,19 @@ CgiHead::Status CgiHead::parse(std::size_t head_end) {
             if (!status_field(value)) return fail("an invalid Status");
             continue;
         }
+        // Location and Content-Type: PHP's header($field, false) can send one
+        // twice, and the later one is what the script meant; an empty
+        // Location says nothing.
         if (is_named(name, "location")) {
-            if (!location_.empty()) return fail("a repeated Location");
-            if (value.empty()) return fail("an empty Location");
+            if (value.empty()) continue;
+            const bool again = !location_.empty();
             location_ = value;
+            if (again && replace("location", value)) continue;
         } else if (is_named(name, "content-type")) {
-            if (has_content_type_) return fail("a repeated Content-Type");
+            const bool again = has_content_type_;
             has_content_type_ = true;
             content_type_ = value;
+            if (again && replace("content-type", value)) continue;
         } else if (is_named(name, "content-length")) {
             const std::uint64_t length = parse_length(value);
             if (length == kNoLength) return fail("an invalid Content-Length");
@@ -154,6 +159,16 @@ bool CgiHead::status_field(std::string_view value) {
     reason_ = trim(value.substr(3));
     has_status_ = true;
     return true;
+}
+
+bool CgiHead::replace(std::string_view lower_name, std::string_view value) {
+    for (std::size_t i = 0; i < field_count_; ++i) {
+        if (is_named(fields_[i].name, lower_name)) {
+            fields_[i].value = value;
+            return true;
+        }
+    }
+    return false;
 }
 
 bool CgiHead::local_redirect() const {

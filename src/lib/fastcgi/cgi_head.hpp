@@ -18,9 +18,10 @@
 //           Location without a Status means 302;
 //   Content-Length: a valid decimal length is noted (and stays a field);
 //   every other field is kept as it came, in order (Set-Cookie repeated).
-// The default status is 200. Status, Location and Content-Type may come
-// once (again is an error, as is an empty Location); Content-Length again
-// with the same length is dropped, with another an error.
+// The default status is 200. Status may come once; a repeated Location or
+// Content-Type replaces the earlier one (PHP's header($f, false) sends
+// both), an empty Location is dropped; Content-Length again with the same
+// length is dropped, with another an error.
 
 #include <cstddef>
 #include <cstdint>
@@ -70,6 +71,9 @@ public:
 private:
     Status parse(std::size_t head_end);
     bool status_field(std::string_view value);
+    // Gives the field named `lower_name` (a repeated Location or
+    // Content-Type) its new value; false if there is none.
+    bool replace(std::string_view lower_name, std::string_view value);
     Status fail(const char* why);
 
     char* buffer_;

@@ -138,14 +138,20 @@ bool Upstream::hand_over(Backend* backend, Waiter*& woken) {
 void Upstream::ask_loop_to_hand_over(Backend* backend) {
     backend->loop_->post([this, backend] {
         Ref<TriggerEvent> wake;
+        bool close_it = false;
         {
             std::lock_guard lock(mutex_);
             Waiter* w = nullptr;
-            if (hand_over(backend, w))
+            if (hand_over(backend, w)) {
                 wake = w->wake;
-            else
+            } else if (idle_count_ < options_.keepalive) {
                 push_idle(backend); // nobody waits any more
+            } else {
+                --open_; // and others went idle meanwhile
+                close_it = true;
+            }
         }
+        if (close_it) delete backend;
         wake_up(wake);
     });
 }

@@ -620,7 +620,9 @@ Proxy::Outcome Proxy::respond(std::string_view body_start, std::string_view inpu
     const std::string_view gathered{body, static_cast<std::size_t>(end - body)};
     const std::uint64_t announced = b.cgi.content_length();
     if (ended) {
-        if (announced != CgiHead::kNoLength && announced != gathered.size()) {
+        // (PHP sends no body for HEAD, whatever length it announces.)
+        const bool head = exchange_.is_head();
+        if (announced != CgiHead::kNoLength && announced != gathered.size() && !head) {
             drop_backend();
             fail(502, "the backend's Content-Length does not match its body");
             return Outcome::done;
@@ -628,7 +630,11 @@ Proxy::Outcome Proxy::respond(std::string_view body_start, std::string_view inpu
         // The whole response is here: one send, with its length.
         copy_head();
         responded_ = true;
-        if (exchange_.send(gathered) < 0) failed_ = true;
+        if (head && announced != CgiHead::kNoLength) {
+            if (exchange_.begin(announced) < 0 || exchange_.finish() < 0) failed_ = true;
+        } else if (exchange_.send(gathered) < 0) {
+            failed_ = true;
+        }
         return end_request(leftover);
     }
     if (!start_response(announced == CgiHead::kNoLength ? http::kUnknownLength : announced))
