@@ -449,6 +449,34 @@ class AccessLog(HttpTestCase):
         self.assertIsNotNone(second, mine[1])
         self.assertEqual(second.group(5), "404")
 
+    def test_a_request_that_did_not_parse_is_logged_with_its_first_line(self):
+        for data, status in [
+                ("GET /hello?unparsed-1 HTTP/1.1\r\nHost: a\r\nX: a\0b\r\n\r\n", 400),
+                ("\r\nGET /hello?unparsed-2\x01\"x HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+                ("GET /hello?unparsed-3 HTTP/1.1\nHost: a\n\n", 400),
+                (get("/hello?unparsed-4" + "a" * 9000), 414)]:
+            with self.subTest(data=data[:40]):
+                c, r = self.roundtrip(data)
+                self.assertEqual(r.status, status, r)
+        lines = self.access_log_lines("unparsed-4")
+        requests = {}
+        for line in lines:
+            m = self.COMBINED.fullmatch(line)
+            self.assertIsNotNone(m, line)
+            if "unparsed-" in m.group(4):
+                requests[m.group(4).split("unparsed-")[1][0]] = (m.group(4), m.group(5))
+        self.assertEqual(requests.get("1"), ("GET /hello?unparsed-1 HTTP/1.1", "400"), lines)
+        # Escaped as every logged field is: a control byte or a quote cannot
+        # forge a field.
+        self.assertEqual(requests.get("2"),
+                         ('GET /hello?unparsed-2\\x01\\x22x HTTP/1.1', "400"), lines)
+        self.assertEqual(requests.get("3"), ("GET /hello?unparsed-3 HTTP/1.1", "400"), lines)
+        # An over-long line is cut, not logged whole.
+        line, status = requests.get("4", ("", ""))
+        self.assertEqual(status, "414", lines)
+        self.assertTrue(line.startswith("GET /hello?unparsed-4aaaa"), line)
+        self.assertLess(len(line), 1024)
+
 
 class Load(HttpTestCase):
     CLIENTS = 1000

@@ -379,6 +379,16 @@ ssize_t Connection::read_body(void* out, std::size_t n) {
 
 // --- the access log -----------------------------------------------------------
 
+std::string_view Connection::received_line() const {
+    // The head starts the buffer; the parser skips empty lines before it.
+    std::size_t start = 0;
+    while (start + 1 < end_ && buffer_[start] == '\r' && buffer_[start + 1] == '\n') start += 2;
+    const std::size_t limit = std::min(end_, start + kLoggedLineMax);
+    std::size_t stop = start;
+    while (stop < limit && buffer_[stop] != '\r' && buffer_[stop] != '\n') ++stop;
+    return {buffer_ + start, stop - start};
+}
+
 void Connection::log(const Exchange& exchange) {
     if (!remote_[0]) {
         // Once per coroutine, not per request: the peer does not change.
@@ -402,6 +412,8 @@ void Connection::log(const Exchange& exchange) {
         const char* end = static_cast<const char*>(
             std::memchr(start, '\r', static_cast<std::size_t>(buffer_ + end_ - start)));
         if (end) line = {start, static_cast<std::size_t>(end - start)};
+    } else {
+        line = received_line();
     }
     server_.access_log->write({remote_, line, exchange.status(), exchange.body_bytes_sent(),
                                request_.header("Referer"), request_.header("User-Agent")});

@@ -81,6 +81,10 @@ private:
     Next answer_bad_request(int status, std::string_view reason);
     Next finish_body(Exchange& exchange);
     void log(const Exchange& exchange);
+    // For the log of a head that did not parse: its first line as received,
+    // cut at kLoggedLineMax bytes (a stray TLS hello has no line end at all).
+    std::string_view received_line() const;
+    static constexpr std::size_t kLoggedLineMax = 512;
     std::int64_t close_gracefully();
 
     const int fd_;
