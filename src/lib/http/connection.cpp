@@ -238,7 +238,7 @@ Connection::Next Connection::finish_body(Exchange& exchange) {
     if (exchange.closing()) return Next::linger;
     char sink[2048];
     for (;;) {
-        const ssize_t n = read_body(sink, sizeof sink);
+        const ssize_t n = read_body(sink, sizeof sink, true);
         if (n == 0) return Next::keep_alive;
         if (n < 0) return Next::linger;
     }
@@ -312,10 +312,11 @@ int Connection::send_file(int file, off_t offset, std::uint64_t length) {
 
 // --- the request body ---------------------------------------------------------
 
-ssize_t Connection::read_body(void* out, std::size_t n) {
+ssize_t Connection::read_body(void* out, std::size_t n, bool head_sent) {
     if (body_error_) return body_error_;
     if (body_done_ || n == 0) return 0;
-    if (request_.expect_continue && !continue_sent_ && request_.minor == 1 && pos_ == end_) {
+    if (request_.expect_continue && !continue_sent_ && !head_sent && request_.minor == 1 &&
+        pos_ == end_) {
         static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
         iovec iov{const_cast<char*>(kContinue), sizeof kContinue - 1};
         const int sent = send(&iov, 1);

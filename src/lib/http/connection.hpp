@@ -53,8 +53,10 @@ public:
     // the file ended early).
     int send_file(int file, off_t offset, std::uint64_t length);
     // The request body, de-chunked: bytes, 0 at its end, or -errno (-EFBIG
-    // past max_request_body, -EPROTO when malformed, -ETIMEDOUT).
-    ssize_t read_body(void* buffer, std::size_t n);
+    // past max_request_body, -EPROTO when malformed, -ETIMEDOUT). The first
+    // read sends the 100 Continue a client waits for, unless `head_sent`: a
+    // response already begun would have it land inside its head or body.
+    ssize_t read_body(void* buffer, std::size_t n, bool head_sent);
     // Pushes out corked responses: before waiting on anything but this
     // connection's own reads and writes.
     void flush();
@@ -105,7 +107,7 @@ private:
     // The current request's body.
     std::uint64_t body_left_ = 0; // Content-Length bytes not yet read
     bool body_done_ = true;
-    bool continue_sent_ = false;
+    bool continue_sent_ = false; // or no longer to be sent: the body was asked for
     int body_error_ = 0;
     ChunkedDecoder chunked_;
     char remote_[48] = ""; // the peer's address for the access log, once looked up

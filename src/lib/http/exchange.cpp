@@ -274,7 +274,7 @@ int Exchange::finish() {
 }
 
 ssize_t Exchange::read_body(void* buffer, std::size_t n) {
-    return connection_.read_body(buffer, n);
+    return connection_.read_body(buffer, n, responded());
 }
 
 void Exchange::flush() {
