@@ -115,6 +115,28 @@ class Protocol(HttpTestCase):
         self.assertEqual((r.header("connection") or "").lower(), "close")
         self.assertClosed(c)
 
+    def test_closing_over_bytes_still_in_the_socket_sends_no_reset(self):
+        # The server's first read fills its 20 KiB buffer exactly: two whole
+        # requests, the second with Connection: close. A third stays in the
+        # socket: closing over unread bytes would answer with a reset, which
+        # can destroy the responses before the client reads them.
+        first = get("/hello", extra="X-Pad: " + "a" * 9000 + "\r\n")
+        second = "GET /hello HTTP/1.1\r\nHost: a\r\nConnection: close\r\nX-Pad: \r\n\r\n"
+        pad = 20 * 1024 - len(first) - len(second)
+        second = second.replace("X-Pad: ", "X-Pad: " + "b" * pad)
+        c = self.connect()
+        c.send(first + second + get("/secret"))
+        self.assertHello(c.response())
+        r = c.response()
+        self.assertHello(r)
+        self.assertEqual((r.header("connection") or "").lower(), "close")
+        self.assertEqual(c.buf, b"")
+        try:
+            rest = c.sock.recv(65536)
+        except ConnectionResetError:
+            self.fail("the connection was reset, not closed")
+        self.assertEqual(rest, b"", "a response to the request after Connection: close")
+
     def test_sixteen_pipelined_requests_are_answered_in_order(self):
         c = self.connect()
         c.send("".join(get(f"/old/{i}") for i in range(16)))

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -114,7 +115,9 @@ std::int64_t Connection::run() {
             const ssize_t n = drained_ ? -1 : receive_bytes(fd_, buffer_, kBufferSize);
             if (n < 0 && (drained_ || errno == EAGAIN)) {
                 Loop& loop = *Loop::current();
-                if (loop.stopping()) return kClose;
+                // A request that came since the last read is not answered,
+                // but must not turn the close into a reset either.
+                if (loop.stopping()) return unread_input() ? close_gracefully() : kClose;
                 loop.set_timeout(fd_, served_ ? options_.keep_alive_timeout_ms
                                               : options_.request_timeout_ms);
                 return kPark;
@@ -206,12 +209,12 @@ Connection::Next Connection::handle(std::size_t head_size) {
     Next next = finish_body(exchange);
     if (!exchange.finished()) next = Next::close; // a body cut short: only closing tells
     if (server_.access_log) log(exchange);
-    if (next == Next::keep_alive && (!request_.keep_alive || exchange.closing())) {
+    if (next == Next::keep_alive &&
+        (!request_.keep_alive || exchange.closing() || Loop::current()->stopping())) {
         // Bytes the client sent after a request we end on must not reset the
         // connection before it reads the answer.
-        next = end_ > pos_ || !body_done_ ? Next::linger : Next::close;
+        next = !body_done_ || unread_input() ? Next::linger : Next::close;
     }
-    if (next == Next::keep_alive && Loop::current()->stopping()) next = Next::close;
     return next;
 }
 
@@ -242,6 +245,12 @@ Connection::Next Connection::finish_body(Exchange& exchange) {
         if (n == 0) return Next::keep_alive;
         if (n < 0) return Next::linger;
     }
+}
+
+bool Connection::unread_input() const {
+    if (end_ > pos_) return true;
+    int queued = 0;
+    return ::ioctl(fd_, FIONREAD, &queued) == 0 && queued > 0;
 }
 
 std::int64_t Connection::close_gracefully() {

@@ -87,6 +87,10 @@ private:
     // cut at kLoggedLineMax bytes (a stray TLS hello has no line end at all).
     std::string_view received_line() const;
     static constexpr std::size_t kLoggedLineMax = 512;
+    // Whether bytes the client sent are unread: buffered, or still in the
+    // socket (one syscall: asked only on the way to a close, where unread
+    // bytes would turn it into a reset that can destroy the last answer).
+    bool unread_input() const;
     std::int64_t close_gracefully();
 
     const int fd_;
