@@ -396,6 +396,23 @@ class Timeouts(HttpTestCase):
         self.assertGreater(time.monotonic() - start, 2.5)
 
 
+    def test_empty_lines_between_requests_start_no_request(self):
+        # RFC 9112 §2.2: a client may send CRLFs after a request. Alone they
+        # are no request head in progress: no 408 when nothing follows, in
+        # the segment of the request or one of their own.
+        for trailing_in_same_segment in (True, False):
+            with self.subTest(same_segment=trailing_in_same_segment):
+                c = self.connect()
+                c.send(get("/hello") + ("\r\n" if trailing_in_same_segment else ""))
+                self.assertHello(c.response())
+                c.send("\r\n\r\n")
+                time.sleep(0.2)
+                c.send("\r\n" + get("/hello"))
+                self.assertHello(c.response())
+                c.send("\r\n")
+                # Closed as idle: keep_alive_timeout = 3s, request_timeout = 2s.
+                self.assertEqual(c.rest_until_close(8.0), b"")
+
 class Router(HttpTestCase):
     def test_sites_are_chosen_by_host(self):
         for host, body in [("a.test", b"site A"), ("A.TEST", b"site A"), ("a.test:8080", b"site A"),

@@ -128,10 +128,28 @@ std::int64_t Connection::run() {
         }
         parser_.reset();
         ParseStatus status;
+        bool idle = false;
         while ((status = parser_.parse({buffer_, end_}, request_)) == ParseStatus::incomplete) {
             if (end_ == kBufferSize) {
                 status = ParseStatus::error; // the parser's limits are below the buffer's
                 break;
+            }
+            if (drained_ && buffer_[0] == '\r') {
+                // Empty lines before a request line are ignored (RFC 9112
+                // §2.2). Alone they start no request: the connection idles,
+                // not under the head's deadline. Dropped only once the socket
+                // is empty, so a flood of them still ends at max_head.
+                const std::size_t start = past_empty_lines(0);
+                if (start == end_) {
+                    idle = true;
+                    break;
+                }
+                if (start > 0) {
+                    std::memmove(buffer_, buffer_ + start, end_ - start);
+                    end_ -= start;
+                    parser_.reset();
+                    continue;
+                }
             }
             const ssize_t n = receive(end_, options_.request_timeout_ms, true);
             if (n <= 0) {
@@ -145,6 +163,10 @@ std::int64_t Connection::run() {
         }
         if (deadline_armed_) Loop::current()->clear_timeout(fd_);
         deadline_armed_ = false;
+        if (idle) {
+            pos_ = end_;
+            continue;
+        }
         Next next;
         if (status == ParseStatus::error) {
             next = answer_bad_request(parser_.error_status() ? parser_.error_status() : 431,
@@ -165,7 +187,9 @@ Connection::Next Connection::handle(std::size_t head_size) {
     body_error_ = 0;
     continue_sent_ = false;
     if (request_.chunked) chunked_.reset();
-    // Responses are corked while the client has pipelined more behind this one.
+    // Responses are corked while the client has pipelined more behind this
+    // one; empty lines after it are no request.
+    if (!request_.has_body()) pos_ = past_empty_lines(pos_);
     pipelined_ = !request_.has_body() && end_ > pos_;
 
     std::string_view path = request_.path;
@@ -245,6 +269,11 @@ Connection::Next Connection::finish_body(Exchange& exchange) {
         if (n == 0) return Next::keep_alive;
         if (n < 0) return Next::linger;
     }
+}
+
+std::size_t Connection::past_empty_lines(std::size_t at) const {
+    while (end_ - at >= 2 && buffer_[at] == '\r' && buffer_[at + 1] == '\n') at += 2;
+    return at;
 }
 
 bool Connection::unread_input() const {
@@ -379,6 +408,7 @@ ssize_t Connection::read_body(void* out, std::size_t n, bool head_sent) {
             continue;
         case ChunkedDecoder::Status::done:
             body_done_ = true;
+            pos_ = past_empty_lines(pos_);
             pipelined_ = end_ > pos_;
             return 0;
         case ChunkedDecoder::Status::error:
@@ -391,8 +421,7 @@ ssize_t Connection::read_body(void* out, std::size_t n, bool head_sent) {
 
 std::string_view Connection::received_line() const {
     // The head starts the buffer; the parser skips empty lines before it.
-    std::size_t start = 0;
-    while (start + 1 < end_ && buffer_[start] == '\r' && buffer_[start + 1] == '\n') start += 2;
+    const std::size_t start = past_empty_lines(0);
     const std::size_t limit = std::min(end_, start + kLoggedLineMax);
     std::size_t stop = start;
     while (stop < limit && buffer_[stop] != '\r' && buffer_[stop] != '\n') ++stop;

@@ -80,6 +80,8 @@ private:
     // Waits for `interest` on the connection, at most `timeout_ms`.
     std::int64_t wait(std::uint8_t interest, std::uint32_t timeout_ms);
     Next handle(std::size_t head_size);
+    // Where the empty lines (CRLFs) buffered from `at` end.
+    std::size_t past_empty_lines(std::size_t at) const;
     Next answer_bad_request(int status, std::string_view reason);
     Next finish_body(Exchange& exchange);
     void log(const Exchange& exchange);
