@@ -413,6 +413,74 @@ class Timeouts(HttpTestCase):
                 # Closed as idle: keep_alive_timeout = 3s, request_timeout = 2s.
                 self.assertEqual(c.rest_until_close(8.0), b"")
 
+class IdleTimeouts(ServerTestCase):
+    """A connection that served requests idles under keep_alive_timeout, also
+    when its coroutine ended and a new one found no request to serve."""
+
+    CONF = """\
+threads = 1
+request_timeout = 1s
+keep_alive_timeout = 4s
+listener 127.0.0.1:{port}
+site {
+    root = {dir}
+    response /hello {
+        body = Hello, World!
+    }
+    files /files {
+    }
+}
+"""
+    BIG = 16 << 20
+
+    @classmethod
+    def setUpDir(cls, dir):
+        os.mkdir(os.path.join(dir, "files"))
+        with open(os.path.join(dir, "files", "big.bin"), "wb") as f:
+            f.write(b"x" * cls.BIG)
+
+    def assertIdlesAsKeptAlive(self, c):
+        # request_timeout would close it after 1 s, keep_alive_timeout after 4.
+        self.assertStillOpen(c, wait=2.0)
+        self.assertClosed(c, timeout=8.0)
+
+    def test_a_connection_that_sent_nothing_idles_under_request_timeout(self):
+        kept = self.connect()
+        kept.send(get("/hello"))
+        self.assertEqual(kept.response().body, HELLO)
+        fresh = self.connect()
+        self.assertClosed(fresh, timeout=8.0)
+        # In that order: the kept-alive one has 3 s more.
+        self.assertStillOpen(kept, wait=0.1)
+
+    def test_after_empty_lines_that_came_alone(self):
+        c = self.connect()
+        c.send(get("/hello"))
+        self.assertEqual(c.response().body, HELLO)
+        time.sleep(0.2)  # parked: the CRLF starts a coroutine of its own
+        c.send("\r\n")
+        self.assertIdlesAsKeptAlive(c)
+
+    def test_after_a_wake_up_for_bytes_already_read(self):
+        # The next request arrives while the server waits to write a large
+        # response, and is read without waiting for it: the readiness it
+        # raised is still recorded when the connection parks, and starts a
+        # coroutine that finds nothing to read.
+        c = self.connect()
+        c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        c.send(get("/hello"))
+        self.assertEqual(c.response().body, HELLO)
+        c.send(get("/files/big.bin", extra="Content-Length: 2048\r\n"))
+        self.assertTrue(c._line().startswith(b"HTTP/1.1 200 "))
+        time.sleep(0.3)  # the server waits to write
+        c.send("b" * 2048 + get("/hello"))
+        while c._line() != b"":
+            pass
+        self.assertEqual(c._exactly(self.BIG), b"x" * self.BIG)
+        self.assertEqual(c.response().body, HELLO)
+        self.assertIdlesAsKeptAlive(c)
+
+
 class Router(HttpTestCase):
     def test_sites_are_chosen_by_host(self):
         for host, body in [("a.test", b"site A"), ("A.TEST", b"site A"), ("a.test:8080", b"site A"),

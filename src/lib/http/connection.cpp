@@ -42,6 +42,15 @@ ssize_t send_message(int fd, const msghdr* message, int flags) {
     return ::syscall(SYS_sendmsg, fd, message, flags);
 }
 
+// Whether an earlier coroutine of this connection parked it: the loop
+// registers a connection with epoll only once it waits or parks, and a
+// fresh one starts with a zeroed entry. No syscall: the loop has just
+// looked at that entry to start this coroutine.
+bool parked_before(int fd) {
+    Loop* loop = Loop::current();
+    return loop && loop->table()[fd].registered != 0;
+}
+
 } // namespace
 
 std::int64_t serve_connection(int fd, const Server& server) {
@@ -50,7 +59,8 @@ std::int64_t serve_connection(int fd, const Server& server) {
 }
 
 Connection::Connection(int fd, const Server& server)
-    : fd_(fd), server_(server), options_(server.options), parser_(server.options.parser) {}
+    : fd_(fd), server_(server), options_(server.options), parser_(server.options.parser),
+      kept_alive_(parked_before(fd)) {}
 
 // --- waiting ------------------------------------------------------------------
 
@@ -118,8 +128,8 @@ std::int64_t Connection::run() {
                 // A request that came since the last read is not answered,
                 // but must not turn the close into a reset either.
                 if (loop.stopping()) return unread_input() ? close_gracefully() : kClose;
-                loop.set_timeout(fd_, served_ ? options_.keep_alive_timeout_ms
-                                              : options_.request_timeout_ms);
+                loop.set_timeout(fd_, kept_alive_ ? options_.keep_alive_timeout_ms
+                                                  : options_.request_timeout_ms);
                 return kPark;
             }
             if (n <= 0) return kClose;
@@ -174,7 +184,7 @@ std::int64_t Connection::run() {
         } else {
             next = handle(parser_.head_size());
         }
-        served_ = true;
+        kept_alive_ = true;
         if (next == Next::linger) return close_gracefully();
         if (next == Next::close) return kClose;
     }

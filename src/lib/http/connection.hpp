@@ -106,7 +106,11 @@ private:
     bool corked_ = false;       // a response went out with MSG_MORE
     bool pipelined_ = false;    // bytes of a next request are waiting
     bool deadline_armed_ = false;
-    bool served_ = false; // a request was answered on this connection
+    // The connection answered a request, or an earlier coroutine of it
+    // parked: it idles under keep_alive_timeout, else request_timeout. Also
+    // when this coroutine finds no request (woken for bytes an earlier one
+    // read, or for empty lines): each park starts a new coroutine.
+    bool kept_alive_;
     // The last read returned less than it asked for: the socket was empty
     // then, so whatever arrives later raises a fresh readiness edge.
     bool drained_ = false;
