@@ -115,6 +115,28 @@ class Protocol(HttpTestCase):
         self.assertEqual((r.header("connection") or "").lower(), "close")
         self.assertClosed(c)
 
+    def test_closing_over_bytes_still_in_the_socket_sends_no_reset(self):
+        # The server's first read fills its 20 KiB buffer exactly: two whole
+        # requests, the second with Connection: close. A third stays in the
+        # socket: closing over unread bytes would answer with a reset, which
+        # can destroy the responses before the client reads them.
+        first = get("/hello", extra="X-Pad: " + "a" * 9000 + "\r\n")
+        second = "GET /hello HTTP/1.1\r\nHost: a\r\nConnection: close\r\nX-Pad: \r\n\r\n"
+        pad = 20 * 1024 - len(first) - len(second)
+        second = second.replace("X-Pad: ", "X-Pad: " + "b" * pad)
+        c = self.connect()
+        c.send(first + second + get("/secret"))
+        self.assertHello(c.response())
+        r = c.response()
+        self.assertHello(r)
+        self.assertEqual((r.header("connection") or "").lower(), "close")
+        self.assertEqual(c.buf, b"")
+        try:
+            rest = c.sock.recv(65536)
+        except ConnectionResetError:
+            self.fail("the connection was reset, not closed")
+        self.assertEqual(rest, b"", "a response to the request after Connection: close")
+
     def test_sixteen_pipelined_requests_are_answered_in_order(self):
         c = self.connect()
         c.send("".join(get(f"/old/{i}") for i in range(16)))
@@ -374,6 +396,91 @@ class Timeouts(HttpTestCase):
         self.assertGreater(time.monotonic() - start, 2.5)
 
 
+    def test_empty_lines_between_requests_start_no_request(self):
+        # RFC 9112 §2.2: a client may send CRLFs after a request. Alone they
+        # are no request head in progress: no 408 when nothing follows, in
+        # the segment of the request or one of their own.
+        for trailing_in_same_segment in (True, False):
+            with self.subTest(same_segment=trailing_in_same_segment):
+                c = self.connect()
+                c.send(get("/hello") + ("\r\n" if trailing_in_same_segment else ""))
+                self.assertHello(c.response())
+                c.send("\r\n\r\n")
+                time.sleep(0.2)
+                c.send("\r\n" + get("/hello"))
+                self.assertHello(c.response())
+                c.send("\r\n")
+                # Closed as idle: keep_alive_timeout = 3s, request_timeout = 2s.
+                self.assertEqual(c.rest_until_close(8.0), b"")
+
+class IdleTimeouts(ServerTestCase):
+    """A connection that served requests idles under keep_alive_timeout, also
+    when its coroutine ended and a new one found no request to serve."""
+
+    CONF = """\
+threads = 1
+request_timeout = 1s
+keep_alive_timeout = 4s
+listener 127.0.0.1:{port}
+site {
+    root = {dir}
+    response /hello {
+        body = Hello, World!
+    }
+    files /files {
+    }
+}
+"""
+    BIG = 16 << 20
+
+    @classmethod
+    def setUpDir(cls, dir):
+        os.mkdir(os.path.join(dir, "files"))
+        with open(os.path.join(dir, "files", "big.bin"), "wb") as f:
+            f.write(b"x" * cls.BIG)
+
+    def assertIdlesAsKeptAlive(self, c):
+        # request_timeout would close it after 1 s, keep_alive_timeout after 4.
+        self.assertStillOpen(c, wait=2.0)
+        self.assertClosed(c, timeout=8.0)
+
+    def test_a_connection_that_sent_nothing_idles_under_request_timeout(self):
+        kept = self.connect()
+        kept.send(get("/hello"))
+        self.assertEqual(kept.response().body, HELLO)
+        fresh = self.connect()
+        self.assertClosed(fresh, timeout=8.0)
+        # In that order: the kept-alive one has 3 s more.
+        self.assertStillOpen(kept, wait=0.1)
+
+    def test_after_empty_lines_that_came_alone(self):
+        c = self.connect()
+        c.send(get("/hello"))
+        self.assertEqual(c.response().body, HELLO)
+        time.sleep(0.2)  # parked: the CRLF starts a coroutine of its own
+        c.send("\r\n")
+        self.assertIdlesAsKeptAlive(c)
+
+    def test_after_a_wake_up_for_bytes_already_read(self):
+        # The next request arrives while the server waits to write a large
+        # response, and is read without waiting for it: the readiness it
+        # raised is still recorded when the connection parks, and starts a
+        # coroutine that finds nothing to read.
+        c = self.connect()
+        c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        c.send(get("/hello"))
+        self.assertEqual(c.response().body, HELLO)
+        c.send(get("/files/big.bin", extra="Content-Length: 2048\r\n"))
+        self.assertTrue(c._line().startswith(b"HTTP/1.1 200 "))
+        time.sleep(0.3)  # the server waits to write
+        c.send("b" * 2048 + get("/hello"))
+        while c._line() != b"":
+            pass
+        self.assertEqual(c._exactly(self.BIG), b"x" * self.BIG)
+        self.assertEqual(c.response().body, HELLO)
+        self.assertIdlesAsKeptAlive(c)
+
+
 class Router(HttpTestCase):
     def test_sites_are_chosen_by_host(self):
         for host, body in [("a.test", b"site A"), ("A.TEST", b"site A"), ("a.test:8080", b"site A"),
@@ -448,6 +555,34 @@ class AccessLog(HttpTestCase):
         second = self.COMBINED.fullmatch(mine[1])
         self.assertIsNotNone(second, mine[1])
         self.assertEqual(second.group(5), "404")
+
+    def test_a_request_that_did_not_parse_is_logged_with_its_first_line(self):
+        for data, status in [
+                ("GET /hello?unparsed-1 HTTP/1.1\r\nHost: a\r\nX: a\0b\r\n\r\n", 400),
+                ("\r\nGET /hello?unparsed-2\x01\"x HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+                ("GET /hello?unparsed-3 HTTP/1.1\nHost: a\n\n", 400),
+                (get("/hello?unparsed-4" + "a" * 9000), 414)]:
+            with self.subTest(data=data[:40]):
+                c, r = self.roundtrip(data)
+                self.assertEqual(r.status, status, r)
+        lines = self.access_log_lines("unparsed-4")
+        requests = {}
+        for line in lines:
+            m = self.COMBINED.fullmatch(line)
+            self.assertIsNotNone(m, line)
+            if "unparsed-" in m.group(4):
+                requests[m.group(4).split("unparsed-")[1][0]] = (m.group(4), m.group(5))
+        self.assertEqual(requests.get("1"), ("GET /hello?unparsed-1 HTTP/1.1", "400"), lines)
+        # Escaped as every logged field is: a control byte or a quote cannot
+        # forge a field.
+        self.assertEqual(requests.get("2"),
+                         ('GET /hello?unparsed-2\\x01\\x22x HTTP/1.1', "400"), lines)
+        self.assertEqual(requests.get("3"), ("GET /hello?unparsed-3 HTTP/1.1", "400"), lines)
+        # An over-long line is cut, not logged whole.
+        line, status = requests.get("4", ("", ""))
+        self.assertEqual(status, "414", lines)
+        self.assertTrue(line.startswith("GET /hello?unparsed-4aaaa"), line)
+        self.assertLess(len(line), 1024)
 
 
 class Load(HttpTestCase):

@@ -199,6 +199,26 @@ TEST_CASE("schema errors name file, line, column and what was expected", "[confi
           "a default)");
 }
 
+TEST_CASE("a response status is a final one, 200 to 599", "[config]") {
+    const auto with_status = [](std::string_view status) {
+        return "site {\n  response /a {\n    status = " + std::string(status) + "\n  }\n}\n";
+    };
+    // A 1xx is interim: a response of its own would leave the client
+    // waiting for the final one.
+    for (std::string_view status : {"100", "101", "103", "199"})
+        CHECK(failure(with_status(status)) ==
+              "test.conf:3:14: expected a final status from 200 to 599 (1xx are interim), not '" +
+                  std::string(status) + "'");
+    for (std::string_view status : {"0", "99", "600", "2OO", ""})
+        CHECK(failure(with_status(status)) ==
+              "test.conf:3:14: expected a final status from 200 to 599 (1xx are interim), not '" +
+                  std::string(status) + "'");
+    for (int status : {200, 204, 418, 599}) {
+        const Config config = load(with_status(std::to_string(status)));
+        CHECK(std::get<ResponseHandler>(config.sites[0].handlers[0]).status == status);
+    }
+}
+
 TEST_CASE("includes are relative to the including file, cycles and missing files are errors",
           "[config]") {
     Files files;

@@ -221,9 +221,17 @@ const Key<Upstream> kUpstreamKeys[] = {
 const Key<ResponseHandler> kResponseKeys[] = {
     {"status",
      [](Parser& p, ResponseHandler& h, const Located& at) {
-         unsigned status = 0;
-         if (!assignment<ResponseHandler>(p, at) || !p.number(at, status, 100, 599)) return false;
-         h.status = static_cast<int>(status);
+         if (!assignment<ResponseHandler>(p, at)) return false;
+         // A 1xx is interim (RFC 9110 §15.2): sent as the whole answer it
+         // would leave the client waiting for a final one.
+         const std::string& text = at.s.value;
+         int status = 0;
+         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), status);
+         if (ec != std::errc{} || end != text.data() + text.size() || status < 200 || status > 599)
+             return p.fail_value(
+                 at,
+                 "expected a final status from 200 to 599 (1xx are interim), not '" + text + "'");
+         h.status = status;
          return true;
      }},
     {"content_type", field<ResponseHandler, &ResponseHandler::content_type, &Parser::text>},

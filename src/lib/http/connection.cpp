@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -41,6 +42,15 @@ ssize_t send_message(int fd, const msghdr* message, int flags) {
     return ::syscall(SYS_sendmsg, fd, message, flags);
 }
 
+// Whether an earlier coroutine of this connection parked it: the loop
+// registers a connection with epoll only once it waits or parks, and a
+// fresh one starts with a zeroed entry. No syscall: the loop has just
+// looked at that entry to start this coroutine.
+bool parked_before(int fd) {
+    Loop* loop = Loop::current();
+    return loop && loop->table()[fd].registered != 0;
+}
+
 } // namespace
 
 std::int64_t serve_connection(int fd, const Server& server) {
@@ -49,7 +59,8 @@ std::int64_t serve_connection(int fd, const Server& server) {
 }
 
 Connection::Connection(int fd, const Server& server)
-    : fd_(fd), server_(server), options_(server.options), parser_(server.options.parser) {}
+    : fd_(fd), server_(server), options_(server.options), parser_(server.options.parser),
+      kept_alive_(parked_before(fd)) {}
 
 // --- waiting ------------------------------------------------------------------
 
@@ -114,9 +125,11 @@ std::int64_t Connection::run() {
             const ssize_t n = drained_ ? -1 : receive_bytes(fd_, buffer_, kBufferSize);
             if (n < 0 && (drained_ || errno == EAGAIN)) {
                 Loop& loop = *Loop::current();
-                if (loop.stopping()) return kClose;
-                loop.set_timeout(fd_, served_ ? options_.keep_alive_timeout_ms
-                                              : options_.request_timeout_ms);
+                // A request that came since the last read is not answered,
+                // but must not turn the close into a reset either.
+                if (loop.stopping()) return unread_input() ? close_gracefully() : kClose;
+                loop.set_timeout(fd_, kept_alive_ ? options_.keep_alive_timeout_ms
+                                                  : options_.request_timeout_ms);
                 return kPark;
             }
             if (n <= 0) return kClose;
@@ -125,10 +138,28 @@ std::int64_t Connection::run() {
         }
         parser_.reset();
         ParseStatus status;
+        bool idle = false;
         while ((status = parser_.parse({buffer_, end_}, request_)) == ParseStatus::incomplete) {
             if (end_ == kBufferSize) {
                 status = ParseStatus::error; // the parser's limits are below the buffer's
                 break;
+            }
+            if (drained_ && buffer_[0] == '\r') {
+                // Empty lines before a request line are ignored (RFC 9112
+                // §2.2). Alone they start no request: the connection idles,
+                // not under the head's deadline. Dropped only once the socket
+                // is empty, so a flood of them still ends at max_head.
+                const std::size_t start = past_empty_lines(0);
+                if (start == end_) {
+                    idle = true;
+                    break;
+                }
+                if (start > 0) {
+                    std::memmove(buffer_, buffer_ + start, end_ - start);
+                    end_ -= start;
+                    parser_.reset();
+                    continue;
+                }
             }
             const ssize_t n = receive(end_, options_.request_timeout_ms, true);
             if (n <= 0) {
@@ -142,6 +173,10 @@ std::int64_t Connection::run() {
         }
         if (deadline_armed_) Loop::current()->clear_timeout(fd_);
         deadline_armed_ = false;
+        if (idle) {
+            pos_ = end_;
+            continue;
+        }
         Next next;
         if (status == ParseStatus::error) {
             next = answer_bad_request(parser_.error_status() ? parser_.error_status() : 431,
@@ -149,7 +184,7 @@ std::int64_t Connection::run() {
         } else {
             next = handle(parser_.head_size());
         }
-        served_ = true;
+        kept_alive_ = true;
         if (next == Next::linger) return close_gracefully();
         if (next == Next::close) return kClose;
     }
@@ -162,7 +197,9 @@ Connection::Next Connection::handle(std::size_t head_size) {
     body_error_ = 0;
     continue_sent_ = false;
     if (request_.chunked) chunked_.reset();
-    // Responses are corked while the client has pipelined more behind this one.
+    // Responses are corked while the client has pipelined more behind this
+    // one; empty lines after it are no request.
+    if (!request_.has_body()) pos_ = past_empty_lines(pos_);
     pipelined_ = !request_.has_body() && end_ > pos_;
 
     std::string_view path = request_.path;
@@ -206,12 +243,12 @@ Connection::Next Connection::handle(std::size_t head_size) {
     Next next = finish_body(exchange);
     if (!exchange.finished()) next = Next::close; // a body cut short: only closing tells
     if (server_.access_log) log(exchange);
-    if (next == Next::keep_alive && (!request_.keep_alive || exchange.closing())) {
+    if (next == Next::keep_alive &&
+        (!request_.keep_alive || exchange.closing() || Loop::current()->stopping())) {
         // Bytes the client sent after a request we end on must not reset the
         // connection before it reads the answer.
-        next = end_ > pos_ || !body_done_ ? Next::linger : Next::close;
+        next = !body_done_ || unread_input() ? Next::linger : Next::close;
     }
-    if (next == Next::keep_alive && Loop::current()->stopping()) next = Next::close;
     return next;
 }
 
@@ -238,10 +275,21 @@ Connection::Next Connection::finish_body(Exchange& exchange) {
     if (exchange.closing()) return Next::linger;
     char sink[2048];
     for (;;) {
-        const ssize_t n = read_body(sink, sizeof sink);
+        const ssize_t n = read_body(sink, sizeof sink, true);
         if (n == 0) return Next::keep_alive;
         if (n < 0) return Next::linger;
     }
+}
+
+std::size_t Connection::past_empty_lines(std::size_t at) const {
+    while (end_ - at >= 2 && buffer_[at] == '\r' && buffer_[at + 1] == '\n') at += 2;
+    return at;
+}
+
+bool Connection::unread_input() const {
+    if (end_ > pos_) return true;
+    int queued = 0;
+    return ::ioctl(fd_, FIONREAD, &queued) == 0 && queued > 0;
 }
 
 std::int64_t Connection::close_gracefully() {
@@ -312,10 +360,11 @@ int Connection::send_file(int file, off_t offset, std::uint64_t length) {
 
 // --- the request body ---------------------------------------------------------
 
-ssize_t Connection::read_body(void* out, std::size_t n) {
+ssize_t Connection::read_body(void* out, std::size_t n, bool head_sent) {
     if (body_error_) return body_error_;
     if (body_done_ || n == 0) return 0;
-    if (request_.expect_continue && !continue_sent_ && request_.minor == 1 && pos_ == end_) {
+    if (request_.expect_continue && !continue_sent_ && !head_sent && request_.minor == 1 &&
+        pos_ == end_) {
         static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
         iovec iov{const_cast<char*>(kContinue), sizeof kContinue - 1};
         const int sent = send(&iov, 1);
@@ -369,6 +418,7 @@ ssize_t Connection::read_body(void* out, std::size_t n) {
             continue;
         case ChunkedDecoder::Status::done:
             body_done_ = true;
+            pos_ = past_empty_lines(pos_);
             pipelined_ = end_ > pos_;
             return 0;
         case ChunkedDecoder::Status::error:
@@ -378,6 +428,15 @@ ssize_t Connection::read_body(void* out, std::size_t n) {
 }
 
 // --- the access log -----------------------------------------------------------
+
+std::string_view Connection::received_line() const {
+    // The head starts the buffer; the parser skips empty lines before it.
+    const std::size_t start = past_empty_lines(0);
+    const std::size_t limit = std::min(end_, start + kLoggedLineMax);
+    std::size_t stop = start;
+    while (stop < limit && buffer_[stop] != '\r' && buffer_[stop] != '\n') ++stop;
+    return {buffer_ + start, stop - start};
+}
 
 void Connection::log(const Exchange& exchange) {
     if (!remote_[0]) {
@@ -402,6 +461,8 @@ void Connection::log(const Exchange& exchange) {
         const char* end = static_cast<const char*>(
             std::memchr(start, '\r', static_cast<std::size_t>(buffer_ + end_ - start)));
         if (end) line = {start, static_cast<std::size_t>(end - start)};
+    } else {
+        line = received_line();
     }
     server_.access_log->write({remote_, line, exchange.status(), exchange.body_bytes_sent(),
                                request_.header("Referer"), request_.header("User-Agent")});

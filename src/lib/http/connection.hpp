@@ -53,8 +53,10 @@ public:
     // the file ended early).
     int send_file(int file, off_t offset, std::uint64_t length);
     // The request body, de-chunked: bytes, 0 at its end, or -errno (-EFBIG
-    // past max_request_body, -EPROTO when malformed, -ETIMEDOUT).
-    ssize_t read_body(void* buffer, std::size_t n);
+    // past max_request_body, -EPROTO when malformed, -ETIMEDOUT). The first
+    // read sends the 100 Continue a client waits for, unless `head_sent`: a
+    // response already begun would have it land inside its head or body.
+    ssize_t read_body(void* buffer, std::size_t n, bool head_sent);
     // Pushes out corked responses: before waiting on anything but this
     // connection's own reads and writes.
     void flush();
@@ -78,9 +80,19 @@ private:
     // Waits for `interest` on the connection, at most `timeout_ms`.
     std::int64_t wait(std::uint8_t interest, std::uint32_t timeout_ms);
     Next handle(std::size_t head_size);
+    // Where the empty lines (CRLFs) buffered from `at` end.
+    std::size_t past_empty_lines(std::size_t at) const;
     Next answer_bad_request(int status, std::string_view reason);
     Next finish_body(Exchange& exchange);
     void log(const Exchange& exchange);
+    // For the log of a head that did not parse: its first line as received,
+    // cut at kLoggedLineMax bytes (a stray TLS hello has no line end at all).
+    std::string_view received_line() const;
+    static constexpr std::size_t kLoggedLineMax = 512;
+    // Whether bytes the client sent are unread: buffered, or still in the
+    // socket (one syscall: asked only on the way to a close, where unread
+    // bytes would turn it into a reset that can destroy the last answer).
+    bool unread_input() const;
     std::int64_t close_gracefully();
 
     const int fd_;
@@ -94,14 +106,18 @@ private:
     bool corked_ = false;       // a response went out with MSG_MORE
     bool pipelined_ = false;    // bytes of a next request are waiting
     bool deadline_armed_ = false;
-    bool served_ = false; // a request was answered on this connection
+    // The connection answered a request, or an earlier coroutine of it
+    // parked: it idles under keep_alive_timeout, else request_timeout. Also
+    // when this coroutine finds no request (woken for bytes an earlier one
+    // read, or for empty lines): each park starts a new coroutine.
+    bool kept_alive_;
     // The last read returned less than it asked for: the socket was empty
     // then, so whatever arrives later raises a fresh readiness edge.
     bool drained_ = false;
     // The current request's body.
     std::uint64_t body_left_ = 0; // Content-Length bytes not yet read
     bool body_done_ = true;
-    bool continue_sent_ = false;
+    bool continue_sent_ = false; // or no longer to be sent: the body was asked for
     int body_error_ = 0;
     ChunkedDecoder chunked_;
     char remote_[48] = ""; // the peer's address for the access log, once looked up

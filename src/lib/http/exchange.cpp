@@ -54,6 +54,25 @@ bool has_line_break(std::string_view text) {
     return false;
 }
 
+// Removes the lines of field `name` from `size` bytes of field lines
+// ("Name: value\r\n" each) at `fields`; returns the size left.
+std::size_t drop_field(char* fields, std::size_t size, std::string_view name) {
+    std::size_t kept = 0;
+    for (std::size_t at = 0; at < size;) {
+        const char* line = fields + at;
+        const auto* lf = static_cast<const char*>(std::memchr(line, '\n', size - at));
+        const std::size_t length = lf ? static_cast<std::size_t>(lf - line) + 1 : size - at;
+        const bool match = length > name.size() && line[name.size()] == ':' &&
+                           equals_ignoring_case({line, name.size()}, name);
+        if (!match) {
+            std::memmove(fields + kept, line, length);
+            kept += length;
+        }
+        at += length;
+    }
+    return kept;
+}
+
 } // namespace
 
 void Exchange::header(std::string_view name, std::string_view value) {
@@ -180,6 +199,10 @@ int Exchange::send_error(int status, std::string_view detail) {
         std::snprintf(body, sizeof body, "%d %.*s\n%.*s%s", status, static_cast<int>(text.size()),
                       text.data(), static_cast<int>(std::min<std::size_t>(detail.size(), 400)),
                       detail.data(), detail.empty() ? "" : "\n");
+    // The page replaces whatever body the handler meant to send: the fields
+    // that described that body go, the others (Allow for a 405) stay.
+    head_size_ = drop_field(head_ + kLeadRoom, head_size_, "Content-Type");
+    head_size_ = drop_field(head_ + kLeadRoom, head_size_, "Content-Encoding");
     header("Content-Type", "text/plain; charset=utf-8");
     return send({body, static_cast<std::size_t>(n)});
 }
@@ -251,7 +274,7 @@ int Exchange::finish() {
 }
 
 ssize_t Exchange::read_body(void* buffer, std::size_t n) {
-    return connection_.read_body(buffer, n);
+    return connection_.read_body(buffer, n, responded());
 }
 
 void Exchange::flush() {
