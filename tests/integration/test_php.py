@@ -31,7 +31,8 @@ NOT_PHP = b'<?php echo strrev("DETUCEXE");\n'
 
 SCRIPTS = ["info.php", "echo.php", "pool.php", "upload.php", "body.php", "headers.php",
            "teapot.php", "status.php", "redirect.php", "big.php", "fatal.php", "stderr.php",
-           "stream.php", "finish.php", "hold.php", "huge_header.php", "length.php"]
+           "stream.php", "finish.php", "hold.php", "huge_header.php", "length.php",
+           "wide_header.php"]
 
 
 def body_summary(data):
@@ -546,6 +547,12 @@ class Responses(SiteTestCase):
         self.assertNotIn(b"unreachable", r.body)
         c, r = self.roundtrip(get("/echo.php?v=fine"))
         self.assertEqual((r.status, r.body), (200, b"fine"))
+
+    def test_fields_wider_than_a_response_head_are_502(self):
+        c, r = self.roundtrip(get("/wide_header.php"))
+        self.assertEqual(r.status, 502, r)
+        self.assertNotIn(b"unreachable", r.body)
+        self.assertIn("response fields pass 4096 bytes", self.weft.stderr())
 
     def test_a_fatal_error_is_500(self):
         c, r = self.roundtrip(get("/fatal.php"))

@@ -184,6 +184,8 @@ private:
     bool stream(std::string_view bytes);
     // The CGI head's status and fields, onto the client's response.
     void copy_head();
+    // Whether its fields fit the client's response head.
+    bool head_fits() const;
     bool start_response(std::uint64_t length);
     Outcome end_request(std::size_t leftover);
     // The next bytes from the backend into its `in` buffer: a count, 0 at
@@ -553,20 +555,32 @@ Proxy::Outcome Proxy::read_response() {
     }
 }
 
+// Whether a field of the CGI head goes on to the client: framing is this
+// server's, and X-Accel-* are instructions to it.
+bool passes_on(std::string_view name) {
+    return !http::equals_ignoring_case(name, "Content-Length") &&
+           !http::equals_ignoring_case(name, "Transfer-Encoding") &&
+           !http::equals_ignoring_case(name, "Connection") &&
+           !http::equals_ignoring_case(name, "Keep-Alive") &&
+           !(name.size() > 8 && http::equals_ignoring_case(name.substr(0, 8), "X-Accel-"));
+}
+
+bool Proxy::head_fits() const {
+    const CgiHead& cgi = backend_->cgi;
+    std::size_t bytes = 0;
+    for (std::size_t i = 0; i < cgi.field_count(); ++i) {
+        const fastcgi::CgiField& field = cgi.fields()[i];
+        if (passes_on(field.name)) bytes += field.name.size() + field.value.size() + 4;
+    }
+    return bytes <= http::Exchange::kFieldCapacity;
+}
+
 void Proxy::copy_head() {
     const CgiHead& cgi = backend_->cgi;
     exchange_.status(cgi.status());
     for (std::size_t i = 0; i < cgi.field_count(); ++i) {
         const fastcgi::CgiField& field = cgi.fields()[i];
-        const std::string_view name = field.name;
-        // Framing is this server's; X-Accel-* are instructions to it.
-        if (http::equals_ignoring_case(name, "Content-Length") ||
-            http::equals_ignoring_case(name, "Transfer-Encoding") ||
-            http::equals_ignoring_case(name, "Connection") ||
-            http::equals_ignoring_case(name, "Keep-Alive") ||
-            (name.size() > 8 && http::equals_ignoring_case(name.substr(0, 8), "X-Accel-")))
-            continue;
-        exchange_.header(name, field.value);
+        if (passes_on(field.name)) exchange_.header(field.name, field.value);
     }
 }
 
@@ -589,6 +603,11 @@ Proxy::Outcome Proxy::respond(std::string_view body_start, std::string_view inpu
         // Its body (there should be none) is not read: the connection goes.
         drop_backend();
         return Outcome::redirect;
+    }
+    if (!head_fits()) {
+        fail(502, "the backend's response fields pass 4096 bytes");
+        drop_backend();
+        return Outcome::done;
     }
     // Gather the rest of what was read: the body's pieces are moved together
     // over the record headers between them (each moves toward the front).

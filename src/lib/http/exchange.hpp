@@ -38,6 +38,9 @@ public:
     Exchange(const Exchange&) = delete;
     Exchange& operator=(const Exchange&) = delete;
 
+    // Room for the handler's field lines ("Name: value\r\n" each).
+    static constexpr std::size_t kFieldCapacity = 4096;
+
     const Request& request() const { return request_; }
     // The request's path, percent-decoded and normalised (http/path.hpp).
     std::string_view path() const { return path_; }
@@ -60,7 +63,9 @@ public:
     int send(std::string_view body);
     int send_file(int fd, off_t offset, std::uint64_t length);
     // The page reads "404 Not Found", then `detail` on a line of its own if
-    // given. Fields the handler set go out with it (Allow for a 405).
+    // given. Fields the handler set go out with it (Allow for a 405), but
+    // for those that described the body it replaces (Content-Type,
+    // Content-Encoding).
     int send_error(int status, std::string_view detail = {});
     int begin(std::uint64_t length);
     int write(std::string_view bytes);
@@ -105,7 +110,7 @@ private:
     // head_[kLeadRoom...]; at sending, the status line, Server, Date and the
     // length go right before them and Connection and the blank line after.
     static constexpr std::size_t kLeadRoom = 192;
-    static constexpr std::size_t kHeadCapacity = 4096; // the handler's fields
+    static constexpr std::size_t kHeadCapacity = kFieldCapacity;
     static constexpr std::size_t kTailRoom = 32;
     std::size_t head_size_ = 0; // bytes of fields
     char head_[kLeadRoom + kHeadCapacity + kTailRoom];
