@@ -77,31 +77,6 @@ void RecordWriter::begin_request(bool keep_conn) {
     size_ += kHeaderSize + 8;
 }
 
-static char* put_length(char* out, std::size_t length) {
-    if (length < 128) {
-        *out = static_cast<char>(length);
-        return out + 1;
-    }
-    out[0] = static_cast<char>(length >> 24 | 0x80);
-    out[1] = static_cast<char>(length >> 16 & 0xff);
-    out[2] = static_cast<char>(length >> 8 & 0xff);
-    out[3] = static_cast<char>(length & 0xff);
-    return out + 4;
-}
-
-char* RecordWriter::pair_room(std::size_t name_size, std::size_t value_size) {
-    // The common case: an open PARAMS record with room for the whole pair.
-    const std::size_t pair =
-        length_size(name_size) + length_size(value_size) + name_size + value_size;
-    if (error_ != 0 || type_ != RecordType::params || record_ == SIZE_MAX ||
-        capacity_ - size_ < pair || size_ - record_ - kHeaderSize + pair > kMaxContent)
-        return nullptr;
-    char* out = buffer_ + size_;
-    size_ += pair;
-    out = put_length(out, name_size);
-    return put_length(out, value_size);
-}
-
 void encode_pair(std::string& out, std::string_view name, std::string_view value) {
     char lengths[8];
     char* end = put_length(put_length(lengths, name.size()), value.size());
@@ -116,12 +91,7 @@ void RecordWriter::encoded_params(std::string_view pairs) {
     append(pairs.data(), pairs.size());
 }
 
-void RecordWriter::param(std::string_view name, std::string_view value) {
-    if (char* out = pair_room(name.size(), value.size())) {
-        std::memcpy(out, name.data(), name.size());
-        std::memcpy(out + name.size(), value.data(), value.size());
-        return;
-    }
+void RecordWriter::param_in_pieces(std::string_view name, std::string_view value) {
     if (error_ != 0 || name.size() >= kMaxPairLength || value.size() >= kMaxPairLength) return;
     open(RecordType::params);
     append_length(name.size());

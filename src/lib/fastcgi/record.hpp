@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -65,6 +66,19 @@ constexpr std::size_t length_size(std::size_t length) {
     return length < 128 ? 1 : 4;
 }
 
+// Writes a PARAMS length at `out`: where the next byte goes.
+inline char* put_length(char* out, std::size_t length) {
+    if (length < 128) {
+        *out = static_cast<char>(length);
+        return out + 1;
+    }
+    out[0] = static_cast<char>(length >> 24 | 0x80);
+    out[1] = static_cast<char>(length >> 16 & 0xff);
+    out[2] = static_cast<char>(length >> 8 & 0xff);
+    out[3] = static_cast<char>(length & 0xff);
+    return out + 4;
+}
+
 // Appends one PARAMS pair, encoded, to `out` (for RecordWriter::encoded_params).
 void encode_pair(std::string& out, std::string_view name, std::string_view value);
 
@@ -87,7 +101,15 @@ public:
 
     // One PARAMS name-value pair. Names or values of 2^31 bytes or more are
     // not sent (nothing can be that large here).
-    void param(std::string_view name, std::string_view value);
+    [[gnu::always_inline]] void param(std::string_view name, std::string_view value) {
+        // Inline: the names are literals, so their copies become moves.
+        if (char* out = pair_room(name.size(), value.size())) {
+            std::memcpy(out, name.data(), name.size());
+            std::memcpy(out + name.size(), value.data(), value.size());
+            return;
+        }
+        param_in_pieces(name, value);
+    }
     // One pair whose value is `parts` one after the other (a root and a
     // path), without joining them first.
     void param(std::string_view name, std::span<const std::string_view> parts);
@@ -130,7 +152,18 @@ private:
     void append(const char* bytes, std::size_t size);
     // Where a whole pair's name and value go, its lengths written, when the
     // open PARAMS record has room for all of it; else nullptr.
-    char* pair_room(std::size_t name_size, std::size_t value_size);
+    [[gnu::always_inline]] char* pair_room(std::size_t name_size, std::size_t value_size) {
+        const std::size_t pair =
+            length_size(name_size) + length_size(value_size) + name_size + value_size;
+        if (error_ != 0 || type_ != RecordType::params || record_ == SIZE_MAX ||
+            capacity_ - size_ < pair || size_ - record_ - kHeaderSize + pair > kMaxContent)
+            return nullptr;
+        char* out = buffer_ + size_;
+        size_ += pair;
+        return put_length(put_length(out, name_size), value_size);
+    }
+    // A pair where it may be cut over records and flushes.
+    void param_in_pieces(std::string_view name, std::string_view value);
     void append_length(std::size_t length);
     bool make_room(std::size_t size);
 

@@ -558,6 +558,15 @@ Proxy::Outcome Proxy::read_response() {
 // Whether a field of the CGI head goes on to the client: framing is this
 // server's, and X-Accel-* are instructions to it.
 bool passes_on(std::string_view name) {
+    switch (name.empty() ? 0 : name[0] | 0x20) { // most pass on the first letter
+    case 'c':
+    case 't':
+    case 'k':
+    case 'x':
+        break;
+    default:
+        return true;
+    }
     return !http::equals_ignoring_case(name, "Content-Length") &&
            !http::equals_ignoring_case(name, "Transfer-Encoding") &&
            !http::equals_ignoring_case(name, "Connection") &&
