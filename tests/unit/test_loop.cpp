@@ -163,6 +163,34 @@ TEST_CASE("accepted sockets have TCP_NODELAY", "[loop]") {
     CHECK(nodelay == 1);
 }
 
+TEST_CASE("an accepted connection's two ends are noted beside its entry", "[loop]") {
+    std::promise<std::pair<sockaddr_in, sockaddr_in>> noted;
+    TestServer* self = nullptr;
+    TestServer server([&](int fd) -> std::int64_t {
+        const weft::SocketEnds& ends = self->table.ends(fd);
+        REQUIRE(ends.known);
+        noted.set_value({reinterpret_cast<const sockaddr_in&>(ends.peer),
+                         reinterpret_cast<const sockaddr_in&>(ends.local)});
+        return 0;
+    });
+    self = &server;
+    server.start();
+    const int fd = test::connect_tcp(server.port);
+    test::recv_to_end(fd);
+    sockaddr_in mine{};
+    socklen_t length = sizeof mine;
+    REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&mine), &length) == 0);
+    close(fd);
+    server.stop();
+    const auto [peer, local] = noted.get_future().get();
+    CHECK(peer.sin_family == AF_INET);
+    CHECK(peer.sin_port == mine.sin_port); // the client's end, as accept4 gave it
+    CHECK(peer.sin_addr.s_addr == mine.sin_addr.s_addr);
+    CHECK(local.sin_family == AF_INET);
+    CHECK(ntohs(local.sin_port) == server.port); // the listener's address
+    CHECK(local.sin_addr.s_addr == htonl(INADDR_LOOPBACK));
+}
+
 TEST_CASE("a half-closed client still gets its reply, then EOF", "[loop]") {
     TestServer server(echo);
     server.start();

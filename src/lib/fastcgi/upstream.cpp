@@ -268,7 +268,7 @@ Backend* Upstream::connect(AcquireError& error) {
                 return b;
             }
             timed_out = timed_out || failure == -ETIMEDOUT;
-            if (failure != -EAGAIN)
+            if (failure != -EAGAIN && failure != -ECANCELED) // full, or stopping: not down
                 down_until_[i].store(loop.now() + kFailTimeoutMs, std::memory_order_relaxed);
             std::fprintf(stderr, "weft: upstream %s: connecting to %s: %s\n", options_.name.c_str(),
                          options_.servers[i].to_string().c_str(),
