@@ -10,7 +10,12 @@ and then:
   closes): the next request, GET or POST, must get a fresh connection, not
   wait for read_timeout on the dead one.
 
-    test_php_review_backend_faults.py WEFT_BINARY
+- a local redirect (RFC 3875 §6.2.2: a Location that is a local path, no
+  Status): weft runs the script it names as a GET, or, for anything but a
+  script, lets the client follow a 302;
+- data after END_REQUEST: the response stands, the connection is not kept.
+
+    test_fastcgi_faults.py WEFT_BINARY
 """
 import os
 import socket
@@ -29,6 +34,11 @@ upstream bad {
     server = unix:{dir}/bad.sock
     read_timeout = 2s
 }
+upstream scripted {
+    server = unix:{dir}/scripted.sock
+    keepalive = 4
+    read_timeout = 2s
+}
 upstream recycling {
     server = unix:{dir}/recycling.sock
     keepalive = 4
@@ -42,6 +52,9 @@ site {
     }
     fastcgi /recycling {
         upstream = recycling
+    }
+    fastcgi /scripted {
+        upstream = scripted
     }
 }
 """
@@ -83,15 +96,19 @@ class Backend:
 
     @staticmethod
     def _read_request(conn, buf):
-        """(request id, rest of buf) once a request's empty STDIN came; None at EOF."""
+        """(request id, params, rest of buf) once a request's empty STDIN
+        came; None at EOF."""
+        params = b""
         while True:
             while len(buf) >= 8:
                 _, kind, request_id, length, padding, _ = struct.unpack(">BBHHBB", buf[:8])
                 if len(buf) < 8 + length + padding:
                     break
+                if kind == PARAMS:
+                    params += buf[8:8 + length]
                 buf = buf[8 + length + padding:]
                 if kind == STDIN and length == 0:
-                    return request_id, buf
+                    return request_id, decode_params(params), buf
             data = conn.recv(65536)
             if not data:
                 return None
@@ -104,8 +121,8 @@ class Backend:
                 got = self._read_request(conn, buf)
                 if got is None:
                     return
-                request_id, buf = got
-                conn.sendall(self.answer(request_id))
+                request_id, params, buf = got
+                conn.sendall(self.answer(request_id, params))
                 served += 1
                 if self.shut_after is not None and served == self.shut_after:
                     conn.shutdown(socket.SHUT_WR)
@@ -118,12 +135,45 @@ class Backend:
         self.listener.close()
 
 
-def bad_head(request_id):
+def decode_params(data):
+    """The name-value pairs of a PARAMS stream, as a dict of str."""
+    def length(at):
+        if data[at] < 128:
+            return data[at], at + 1
+        return struct.unpack(">I", data[at:at + 4])[0] & 0x7FFFFFFF, at + 4
+    pairs, at = {}, 0
+    while at < len(data):
+        name_length, at = length(at)
+        value_length, at = length(at)
+        name = data[at:at + name_length].decode()
+        at += name_length
+        pairs[name] = data[at:at + value_length].decode()
+        at += value_length
+    return pairs
+
+
+def scripted(request_id, params):
+    """What /scripted/*.php answer, by SCRIPT_NAME."""
+    script = params["SCRIPT_NAME"]
+    if script == "/scripted/first.php":  # a local redirect: Location, no Status
+        head = b"Location: /scripted/target.php?v=1\r\n\r\n"
+    elif script == "/scripted/away.php":  # a local path that is no script
+        head = b"Location: /scripted/style.css\r\n\r\n"
+    elif script == "/scripted/trailing.php":  # bytes after END_REQUEST
+        return good(request_id, params) + record(STDOUT, request_id, b"late")
+    else:
+        seen = " ".join(params[k] for k in ("REQUEST_METHOD", "REQUEST_URI", "QUERY_STRING",
+                                             "CONTENT_LENGTH"))
+        head = b"Content-Type: text/plain\r\n\r\n" + seen.encode()
+    return record(STDOUT, request_id, head) + record(STDOUT, request_id) + end_request(request_id)
+
+
+def bad_head(request_id, params=None):
     return (record(STDOUT, request_id, b"this line has no colon\r\n\r\nbody")
             + end_request(request_id))
 
 
-def good(request_id):
+def good(request_id, params=None):
     return (record(STDOUT, request_id, b"Content-Type: text/plain\r\n\r\nfine")
             + record(STDOUT, request_id) + end_request(request_id))
 
@@ -133,12 +183,16 @@ class BackendFaults(ServerTestCase):
 
     @classmethod
     def setUpDir(cls, dir):
-        for prefix in ("bad", "recycling"):
+        for prefix in ("bad", "recycling", "scripted"):
             os.makedirs(os.path.join(dir, "www", prefix))
             with open(os.path.join(dir, "www", prefix, "x.php"), "w") as f:
                 f.write("<?php\n")
+        for name in ("first.php", "away.php", "target.php", "trailing.php", "style.css"):
+            with open(os.path.join(dir, "www", "scripted", name), "w") as f:
+                f.write("<?php\n" if name.endswith(".php") else "body {}\n")
         cls.bad = Backend(os.path.join(dir, "bad.sock"), bad_head)
         cls.recycling = Backend(os.path.join(dir, "recycling.sock"), good, shut_after=1)
+        cls.scripted = Backend(os.path.join(dir, "scripted.sock"), scripted)
 
     @classmethod
     def tearDownClass(cls):
@@ -147,6 +201,7 @@ class BackendFaults(ServerTestCase):
         finally:
             cls.bad.close()
             cls.recycling.close()
+            cls.scripted.close()
 
     def test_a_refused_cgi_head_is_502_with_its_reason(self):
         for _ in range(3):
@@ -169,6 +224,25 @@ class BackendFaults(ServerTestCase):
             self.assertTrue(self.recycling.shut.wait(5.0))
             self.recycling.shut.clear()
         self.assertNotIn("read_timeout", self.weft.stderr())
+
+    def test_a_local_redirect_runs_the_script_it_names_as_a_get(self):
+        c, r = self.roundtrip("POST /scripted/first.php HTTP/1.1\r\nHost: a\r\n"
+                              "Content-Length: 3\r\n\r\na=1")
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.body, b"GET /scripted/target.php?v=1 v=1 ")
+
+    def test_a_local_redirect_to_no_script_is_left_to_the_client(self):
+        c, r = self.roundtrip("GET /scripted/away.php HTTP/1.1\r\nHost: a\r\n\r\n")
+        self.assertEqual(r.status, 302, r)
+        self.assertEqual(r.header("location"), "/scripted/style.css")
+
+    def test_bytes_after_end_request_leave_the_answer_and_drop_the_connection(self):
+        connections = self.scripted.connections
+        for _ in range(2):
+            c, r = self.roundtrip("GET /scripted/trailing.php HTTP/1.1\r\nHost: a\r\n\r\n")
+            self.assertEqual((r.status, r.body), (200, b"fine"), r)
+        # Each needed a connection of its own: the confused one was not kept.
+        self.assertEqual(self.scripted.connections - connections, 2)
 
 
 if __name__ == "__main__":
