@@ -104,12 +104,8 @@ void RecordWriter::param(std::string_view name, std::span<const std::string_view
     std::size_t value_size = 0;
     for (std::string_view part : parts) value_size += part.size();
     if (char* out = pair_room(name.size(), value_size)) {
-        std::memcpy(out, name.data(), name.size());
-        out += name.size();
-        for (std::string_view part : parts) {
-            std::memcpy(out, part.data(), part.size());
-            out += part.size();
-        }
+        out = put_bytes(out, name);
+        for (std::string_view part : parts) out = put_bytes(out, part);
         return;
     }
     if (error_ != 0 || name.size() >= kMaxPairLength || value_size >= kMaxPairLength) return;
@@ -133,12 +129,8 @@ void RecordWriter::header_param(std::string_view field_name,
         out = std::transform(field_name.begin(), field_name.end(), out + prefix.size(),
                              upper_underscore);
         for (std::size_t i = 0; i < values.size(); ++i) {
-            if (i > 0) {
-                std::memcpy(out, separator.data(), separator.size());
-                out += separator.size();
-            }
-            std::memcpy(out, values[i].data(), values[i].size());
-            out += values[i].size();
+            if (i > 0) out = put_bytes(out, separator);
+            out = put_bytes(out, values[i]);
         }
         return;
     }

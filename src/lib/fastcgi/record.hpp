@@ -66,6 +66,13 @@ constexpr std::size_t length_size(std::size_t length) {
     return length < 128 ? 1 : 4;
 }
 
+// Copies `bytes` to `out`: where the next byte goes. (An empty view may
+// have a null data(), which memcpy must not see.)
+inline char* put_bytes(char* out, std::string_view bytes) {
+    if (!bytes.empty()) std::memcpy(out, bytes.data(), bytes.size());
+    return out + bytes.size();
+}
+
 // Writes a PARAMS length at `out`: where the next byte goes.
 inline char* put_length(char* out, std::size_t length) {
     if (length < 128) {
@@ -104,8 +111,7 @@ public:
     [[gnu::always_inline]] void param(std::string_view name, std::string_view value) {
         // Inline: the names are literals, so their copies become moves.
         if (char* out = pair_room(name.size(), value.size())) {
-            std::memcpy(out, name.data(), name.size());
-            std::memcpy(out + name.size(), value.data(), value.size());
+            put_bytes(put_bytes(out, name), value);
             return;
         }
         param_in_pieces(name, value);
