@@ -156,6 +156,20 @@ void Upstream::ask_loop_to_hand_over(Backend* backend) {
     });
 }
 
+void Upstream::give_back_slot() {
+    Ref<TriggerEvent> wake;
+    {
+        std::lock_guard lock(mutex_);
+        --open_;
+        Waiter* w = nullptr;
+        if (hand_over(nullptr, w)) {
+            ++open_;
+            wake = w->wake;
+        }
+    }
+    wake_up(wake);
+}
+
 // --- acquiring ----------------------------------------------------------------
 
 Backend* Upstream::acquire(PollProxy& client, AcquireError& error) {
@@ -235,17 +249,7 @@ Backend* Upstream::acquire(PollProxy& client, AcquireError& error) {
     } else if (!client_gone) {
         return connect(error); // the slot is ours
     } else {
-        Ref<TriggerEvent> wake;
-        {
-            std::lock_guard relock(mutex_);
-            --open_;
-            Waiter* w = nullptr;
-            if (hand_over(nullptr, w)) {
-                ++open_;
-                wake = w->wake;
-            }
-        }
-        wake_up(wake);
+        give_back_slot();
     }
     error = AcquireError::client_gone;
     return nullptr;
@@ -275,18 +279,7 @@ Backend* Upstream::connect(AcquireError& error) {
                          failure == -EAGAIN ? "its backlog is full" : std::strerror(-failure));
         }
     }
-    // Give the slot back: to the first waiter, who may have better luck.
-    Ref<TriggerEvent> wake;
-    {
-        std::lock_guard lock(mutex_);
-        --open_;
-        Waiter* w = nullptr;
-        if (hand_over(nullptr, w)) {
-            ++open_;
-            wake = w->wake;
-        }
-    }
-    wake_up(wake);
+    give_back_slot(); // the first waiter may have better luck
     error = timed_out ? AcquireError::timed_out : AcquireError::unavailable;
     return nullptr;
 }

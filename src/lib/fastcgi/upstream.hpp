@@ -150,7 +150,9 @@ private:
     // Under the lock: gives `backend` (or, if null, a free slot) to the
     // first waiter; false when nobody waits.
     bool hand_over(Backend* backend, Waiter*& woken);
-    Backend* wait_in_line(PollProxy& client, AcquireError& error);
+    // A slot given up with no connection in it (a connect failed, a waiter
+    // left): to the first waiter, if any.
+    void give_back_slot();
     void push_idle(Backend* backend);
     void unlink_idle(Backend* backend);
     void ask_loop_to_hand_over(Backend* backend);
