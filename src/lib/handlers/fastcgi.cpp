@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 namespace weft::handlers {
 
@@ -178,9 +179,11 @@ private:
     bool send_request(const ScriptTarget& script, std::string_view document_uri,
                       std::string_view request_uri, std::string_view query, bool get);
     Outcome read_response();
-    // Gathers the rest of `input` after a head: the whole response when
-    // END_REQUEST is in it, else the start of a streamed one.
-    Outcome respond(std::string_view body_start, std::string_view input, std::size_t pos);
+    // Answers the client once the head is in, gathering the rest of `input`
+    // (from `pos`): the whole response when END_REQUEST is in it, else the
+    // start of a streamed one (nullopt: the rest streams as it comes).
+    std::optional<Outcome> respond(std::string_view body_start, std::string_view input,
+                                   std::size_t pos);
     bool stream(std::string_view bytes);
     // The CGI head's status and fields, onto the client's response.
     void copy_head();
@@ -516,7 +519,7 @@ Proxy::Outcome Proxy::read_response() {
             // A kept connection the backend had closed: once more on a new one.
             const bool closed = n == 0 || n == -ECONNRESET || n == -EPIPE;
             if (closed && first && b.reused() && !body_read_) return Outcome::retry;
-            fail_reading(n);
+            fail_reading(n); // a response begun is cut short: the client's connection closes
             return Outcome::done;
         }
         const std::string_view input{b.in, static_cast<std::size_t>(n)};
@@ -529,6 +532,10 @@ Proxy::Outcome Proxy::read_response() {
             case RecordReader::Kind::need_more:
                 break;
             case RecordReader::Kind::stdout_data: {
+                if (head_done_) {
+                    if (!stream(item.data)) return Outcome::done;
+                    continue;
+                }
                 std::size_t taken = 0;
                 const CgiHead::Status status = b.cgi.feed(item.data, taken);
                 if (status == CgiHead::Status::incomplete) continue;
@@ -538,19 +545,21 @@ Proxy::Outcome Proxy::read_response() {
                     return Outcome::done;
                 }
                 head_done_ = true;
-                return respond(item.data.substr(taken), input, pos);
+                if (auto outcome = respond(item.data.substr(taken), input, pos)) return *outcome;
+                break; // respond() took the rest of this read
             }
             case RecordReader::Kind::stderr_data:
                 log_stderr(item.data);
                 continue;
             case RecordReader::Kind::end_request:
+                if (head_done_ && exchange_.finish() < 0) failed_ = true;
                 return end_request(input.size() - pos);
             case RecordReader::Kind::error:
                 fail(502, item.error);
                 drop_backend();
                 return Outcome::done;
             }
-            break; // need_more
+            break; // need_more, or the rest taken
         }
     }
 }
@@ -603,8 +612,8 @@ bool Proxy::start_response(std::uint64_t length) {
     return true;
 }
 
-Proxy::Outcome Proxy::respond(std::string_view body_start, std::string_view input,
-                              std::size_t pos) {
+std::optional<Proxy::Outcome> Proxy::respond(std::string_view body_start, std::string_view input,
+                                             std::size_t pos) {
     Backend& b = *backend_;
     if (b.cgi.local_redirect()) {
         redirect_ = b.cgi.location();
@@ -668,35 +677,7 @@ Proxy::Outcome Proxy::respond(std::string_view body_start, std::string_view inpu
     if (!start_response(announced == CgiHead::kNoLength ? http::kUnknownLength : announced))
         return end_request(1); // the client is gone: the backend cannot be kept
     if (!stream(gathered)) return Outcome::done;
-    // The rest, as it comes.
-    for (;;) {
-        const ssize_t n = receive();
-        if (n <= 0) {
-            fail_reading(n); // the client's response is cut short: it closes
-            return Outcome::done;
-        }
-        const std::string_view more{b.in, static_cast<std::size_t>(n)};
-        std::size_t at = 0;
-        for (;;) {
-            std::size_t used = 0;
-            const RecordReader::Item item = b.reader.next(more.substr(at), used);
-            at += used;
-            if (item.kind == RecordReader::Kind::stdout_data) {
-                if (!stream(item.data)) return Outcome::done;
-            } else if (item.kind == RecordReader::Kind::stderr_data) {
-                log_stderr(item.data);
-            } else if (item.kind == RecordReader::Kind::end_request) {
-                if (exchange_.finish() < 0) failed_ = true;
-                return end_request(more.size() - at);
-            } else if (item.kind == RecordReader::Kind::error) {
-                fail(502, item.error);
-                drop_backend();
-                return Outcome::done;
-            } else {
-                break;
-            }
-        }
-    }
+    return std::nullopt; // the rest streams as it comes
 }
 
 bool Proxy::stream(std::string_view bytes) {
