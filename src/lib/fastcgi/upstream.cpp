@@ -2,6 +2,7 @@
 
 #include "event/trigger_event.hpp"
 #include "event/waker.hpp"
+#include "loop/io.hpp"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -18,14 +19,6 @@ namespace {
 
 // How long a server whose connect failed is skipped (nginx's fail_timeout).
 constexpr std::uint64_t kFailTimeoutMs = 10'000;
-
-// Whether the peer of `fd` has closed its side (or the socket failed): a
-// readable client may only have pipelined its next request.
-bool peer_closed(int fd) {
-    char byte;
-    const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
-}
 
 // Wakes a waiter: at once on this loop, else through its loop's queue.
 void wake_up(const Ref<TriggerEvent>& wake) {
@@ -218,7 +211,8 @@ Backend* Upstream::acquire(PollProxy& client, AcquireError& error) {
             woke = await(*waiter.wake, left);
         }
         // A readable client may only have pipelined its next request.
-        if (woke.index == 1 && !peer_closed(client.fd())) {
+        // A readable client may only have pipelined its next request.
+        if (woke.index == 1 && !io::peer_closed(client.fd())) {
             watch_client = false;
             continue;
         }

@@ -9,6 +9,7 @@
 #include "http/connection.hpp"
 #include "http/exchange.hpp"
 #include "http/path.hpp"
+#include "loop/io.hpp"
 #include "loop/loop.hpp"
 
 #include <fcntl.h>
@@ -50,12 +51,6 @@ ssize_t receive_bytes(int fd, void* into, std::size_t n) {
 
 ssize_t send_bytes(int fd, const void* bytes, std::size_t n) {
     return ::syscall(SYS_sendto, fd, bytes, n, MSG_NOSIGNAL, nullptr, 0);
-}
-
-bool peer_closed(int fd) {
-    char byte;
-    const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
 }
 
 // Whether the loop saw the backend shut its side of a kept connection (PHP-FPM
@@ -217,10 +212,7 @@ private:
     bool watch_client_ = true;
     bool drained_ = false;   // the last read emptied the backend's socket
     bool body_read_ = false; // client body bytes went to this backend: no retry
-    bool sent_any_ = false;  // bytes reached the backend
     bool head_done_ = false; // the CGI head was parsed
-    bool responded_ = false; // the client's response began
-    bool failed_ = false;    // the client's response could not be written
     // A local redirect's target, and room for its path normalised and an
     // index name after it (on the heap: rare).
     std::string redirect_;
@@ -260,7 +252,7 @@ int Proxy::wait_backend(std::uint8_t interest) {
     exchange_.flush();
     Loop& loop = *Loop::current();
     if (watch_client_ && (loop.table()[client_.fd()].ready & (kPeerClosed | kHungUp)) &&
-        peer_closed(client_.fd()))
+        io::peer_closed(client_.fd()))
         return -ECONNABORTED;
     const std::uint32_t timeout = upstream_.options().read_timeout_ms;
     for (;;) {
@@ -273,7 +265,7 @@ int Proxy::wait_backend(std::uint8_t interest) {
             woke = await(backend, timeout);
         }
         if (woke.index == 1) {
-            if (peer_closed(client_.fd())) return -ECONNABORTED;
+            if (io::peer_closed(client_.fd())) return -ECONNABORTED;
             watch_client_ = false; // a pipelined request: only a failed write tells now
             continue;
         }
@@ -288,7 +280,6 @@ int Proxy::flush_to_backend(void* self, const char* bytes, std::size_t size) {
     while (size) {
         const ssize_t n = send_bytes(p.backend_->fd(), bytes, size);
         if (n > 0) {
-            p.sent_any_ = true;
             bytes += n;
             size -= static_cast<std::size_t>(n);
             continue;
@@ -374,13 +365,12 @@ void Proxy::run(const ScriptTarget& first, std::string_view document_uri) {
 Proxy::Outcome Proxy::exchange_once(const ScriptTarget& script, std::string_view document_uri,
                                     std::string_view request_uri, std::string_view query,
                                     bool get) {
-    sent_any_ = false;
     // Not down a kept connection the backend has shut: once the client's body
     // is read into it, no retry is possible. The loop may have seen that for
     // free; a body still to stream is worth a syscall to ask the socket.
     if (backend_->reused()) {
         const bool streams_body = !get && !spool_ && request_.has_body();
-        if (backend_closed(backend_->fd()) || (streams_body && peer_closed(backend_->fd())))
+        if (backend_closed(backend_->fd()) || (streams_body && io::peer_closed(backend_->fd())))
             return Outcome::retry;
     }
     if (!send_request(script, document_uri, request_uri, query, get))
@@ -552,7 +542,7 @@ Proxy::Outcome Proxy::read_response() {
                 log_stderr(item.data);
                 continue;
             case RecordReader::Kind::end_request:
-                if (head_done_ && exchange_.finish() < 0) failed_ = true;
+                if (head_done_) exchange_.finish(); // a client gone by now changes nothing
                 return end_request(input.size() - pos);
             case RecordReader::Kind::error:
                 fail(502, item.error);
@@ -604,12 +594,7 @@ void Proxy::copy_head() {
 
 bool Proxy::start_response(std::uint64_t length) {
     copy_head();
-    responded_ = true;
-    if (exchange_.begin(length) < 0) {
-        failed_ = true;
-        return false;
-    }
-    return true;
+    return exchange_.begin(length) == 0;
 }
 
 std::optional<Proxy::Outcome> Proxy::respond(std::string_view body_start, std::string_view input,
@@ -665,12 +650,12 @@ std::optional<Proxy::Outcome> Proxy::respond(std::string_view body_start, std::s
             return Outcome::done;
         }
         // The whole response is here: one send, with its length.
+        // (A client gone by now leaves the backend connection fine to keep.)
         copy_head();
-        responded_ = true;
         if (head && announced != CgiHead::kNoLength) {
-            if (exchange_.begin(announced) < 0 || exchange_.finish() < 0) failed_ = true;
-        } else if (exchange_.send(gathered) < 0) {
-            failed_ = true;
+            if (exchange_.begin(announced) == 0) exchange_.finish();
+        } else {
+            exchange_.send(gathered);
         }
         return end_request(leftover);
     }
@@ -684,7 +669,6 @@ bool Proxy::stream(std::string_view bytes) {
     if (bytes.empty()) return true;
     if (exchange_.write(bytes) == 0) return true;
     // The client is gone: the rest of the response has nowhere to go.
-    failed_ = true;
     drop_backend();
     return false;
 }

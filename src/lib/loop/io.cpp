@@ -149,4 +149,10 @@ std::int64_t sleep(std::uint32_t ms) {
     return weft::yield(yield_value(Op::suspend));
 }
 
+bool peer_closed(int fd) {
+    char byte;
+    const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+}
+
 } // namespace weft::io

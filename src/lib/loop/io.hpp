@@ -35,6 +35,11 @@ int accept(int listen_fd, sockaddr* address = nullptr, socklen_t* length = nullp
 // Connects a non-blocking socket: 0 or -errno.
 int connect(int fd, const sockaddr* address, socklen_t length);
 
+// Whether the peer of socket `fd` has closed its side, or the socket failed
+// (one recv with MSG_PEEK; never waits): a readable socket may only hold
+// bytes.
+bool peer_closed(int fd);
+
 // Closes an fd this coroutine awaited (Loop::close_fd), or any other fd.
 int close(int fd);
 
