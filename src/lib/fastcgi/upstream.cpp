@@ -2,7 +2,6 @@
 
 #include "event/trigger_event.hpp"
 #include "event/waker.hpp"
-#include "loop/io.hpp"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -107,16 +106,24 @@ void Upstream::unlink_idle(Backend* backend) {
     --idle_count_;
 }
 
+void Upstream::unlink_waiter(Waiter& w) {
+    if (w.prev)
+        w.prev->next = w.next;
+    else
+        first_waiter_ = w.next;
+    if (w.next)
+        w.next->prev = w.prev;
+    else
+        last_waiter_ = w.prev;
+    w.prev = w.next = nullptr;
+    w.queued = false;
+    --waiting_;
+}
+
 bool Upstream::hand_over(Backend* backend, Waiter*& woken) {
     Waiter* w = first_waiter_;
     if (!w) return false;
-    first_waiter_ = w->next;
-    if (first_waiter_)
-        first_waiter_->prev = nullptr;
-    else
-        last_waiter_ = nullptr;
-    --waiting_;
-    w->queued = false;
+    unlink_waiter(*w);
     if (backend) {
         // Only the loop watching it may take it out of its epoll: this one.
         if (backend->loop_ != w->loop) backend->detach();
@@ -165,7 +172,7 @@ void Upstream::give_back_slot() {
 
 // --- acquiring ----------------------------------------------------------------
 
-Backend* Upstream::acquire(PollProxy& client, AcquireError& error) {
+Backend* Upstream::acquire(ClientWatch& client, AcquireError& error) {
     Loop& loop = *Loop::current();
     std::unique_lock lock(mutex_);
     for (Backend* b = idle_; b; b = b->next_) {
@@ -198,39 +205,12 @@ Backend* Upstream::acquire(PollProxy& client, AcquireError& error) {
     }
     lock.unlock();
 
-    const std::uint64_t deadline = loop.now() + options_.queue_timeout_ms;
-    bool watch_client = true;
-    AwaitResult woke{AwaitResult::kTimeout, 0};
-    for (;;) {
-        const std::int64_t left =
-            deadline > loop.now() ? static_cast<std::int64_t>(deadline - loop.now()) : 0;
-        if (watch_client) {
-            PollEvent hangup(client, kReadable);
-            woke = await_any({waiter.wake.get(), &hangup}, left);
-        } else {
-            woke = await(*waiter.wake, left);
-        }
-        // A readable client may only have pipelined its next request.
-        // A readable client may only have pipelined its next request.
-        if (woke.index == 1 && !io::peer_closed(client.fd())) {
-            watch_client = false;
-            continue;
-        }
-        break;
-    }
-    const bool client_gone = woke.index == 1 || woke.index == AwaitResult::kCancelled;
+    const int waited = client.await(*waiter.wake, options_.queue_timeout_ms);
+    const bool client_gone = waited == -ECONNABORTED || waited == -ECANCELED;
 
     lock.lock();
     if (waiter.queued) {
-        if (waiter.prev)
-            waiter.prev->next = waiter.next;
-        else
-            first_waiter_ = waiter.next;
-        if (waiter.next)
-            waiter.next->prev = waiter.prev;
-        else
-            last_waiter_ = waiter.prev;
-        --waiting_;
+        unlink_waiter(waiter);
         error = client_gone ? AcquireError::client_gone : AcquireError::queue_timeout;
         return nullptr;
     }

@@ -24,6 +24,7 @@
 
 #include "event/poll_event.hpp"
 #include "fastcgi/cgi_head.hpp"
+#include "fastcgi/client_watch.hpp"
 #include "fastcgi/record.hpp"
 #include "util/address.hpp"
 
@@ -116,7 +117,7 @@ public:
     // on this loop, a new one while fewer than max_conns are open, or the
     // first to free up after waiting in line. While it waits it also watches
     // `client` (a hang-up ends the wait). nullptr and why when there is none.
-    Backend* acquire(PollProxy& client, AcquireError& error);
+    Backend* acquire(ClientWatch& client, AcquireError& error);
 
     // Gives a connection back after a request: `keep` when it may serve
     // another (END_REQUEST came, nothing is left unread, FCGI_KEEP_CONN was
@@ -150,6 +151,8 @@ private:
     // Under the lock: gives `backend` (or, if null, a free slot) to the
     // first waiter; false when nobody waits.
     bool hand_over(Backend* backend, Waiter*& woken);
+    // Takes `waiter` out of the queue (under the lock).
+    void unlink_waiter(Waiter& waiter);
     // A slot given up with no connection in it (a connect failed, a waiter
     // left): to the first waiter, if any.
     void give_back_slot();

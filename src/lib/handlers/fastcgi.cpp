@@ -157,7 +157,8 @@ class Proxy {
 public:
     Proxy(const FastcgiHandler::State& state, http::Exchange& exchange)
         : state_(state), upstream_(*state.upstream), exchange_(exchange),
-          request_(exchange.request()), client_(*Loop::current(), exchange.connection().fd()) {}
+          request_(exchange.request()), client_(*Loop::current(), exchange.connection().fd()),
+          client_watch_(client_) {}
 
     // Runs `script`: answers the request one way or another.
     void run(const ScriptTarget& script, std::string_view document_uri);
@@ -206,10 +207,10 @@ private:
     http::Exchange& exchange_;
     const http::Request& request_;
     PollProxy client_;
+    fastcgi::ClientWatch client_watch_; // of client_
     Backend* backend_ = nullptr;
     Spool* spool_ = nullptr; // a de-chunked body, if the request had one
     Endpoints endpoints_;
-    bool watch_client_ = true;
     bool drained_ = false;   // the last read emptied the backend's socket
     bool body_read_ = false; // client body bytes went to this backend: no retry
     bool head_done_ = false; // the CGI head was parsed
@@ -250,29 +251,8 @@ void Proxy::log_stderr(std::string_view text) const {
 int Proxy::wait_backend(std::uint8_t interest) {
     // Responses corked for pipelining go out before a wait on something else.
     exchange_.flush();
-    Loop& loop = *Loop::current();
-    if (watch_client_ && (loop.table()[client_.fd()].ready & (kPeerClosed | kHungUp)) &&
-        io::peer_closed(client_.fd()))
-        return -ECONNABORTED;
-    const std::uint32_t timeout = upstream_.options().read_timeout_ms;
-    for (;;) {
-        PollEvent backend(backend_->poll(), interest);
-        AwaitResult woke;
-        if (watch_client_) {
-            PollEvent client(client_, kReadable);
-            woke = await_any({&backend, &client}, timeout);
-        } else {
-            woke = await(backend, timeout);
-        }
-        if (woke.index == 1) {
-            if (io::peer_closed(client_.fd())) return -ECONNABORTED;
-            watch_client_ = false; // a pipelined request: only a failed write tells now
-            continue;
-        }
-        if (woke.index == AwaitResult::kTimeout) return -ETIMEDOUT;
-        if (woke.index == AwaitResult::kCancelled) return -ECANCELED;
-        return 0; // ready, or hung up: the syscall says which
-    }
+    PollEvent backend(backend_->poll(), interest);
+    return client_watch_.await(backend, upstream_.options().read_timeout_ms);
 }
 
 int Proxy::flush_to_backend(void* self, const char* bytes, std::size_t size) {
@@ -310,7 +290,7 @@ void Proxy::run(const ScriptTarget& first, std::string_view document_uri) {
     bool get = false;
     for (int redirects = 0;; ++redirects) {
         AcquireError error = AcquireError::none;
-        backend_ = upstream_.acquire(client_, error);
+        backend_ = upstream_.acquire(client_watch_, error);
         Outcome outcome = Outcome::done;
         for (int attempt = 0; backend_; ++attempt) {
             outcome = exchange_once(script, document_uri, request_uri, query, get);

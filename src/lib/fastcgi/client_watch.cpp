@@ -1,0 +1,37 @@
+#include "fastcgi/client_watch.hpp"
+
+#include "event/waker.hpp"
+#include "loop/io.hpp"
+#include "loop/loop.hpp"
+
+namespace weft::fastcgi {
+
+int ClientWatch::await(Event& event, std::uint32_t timeout_ms) {
+    Loop& loop = *Loop::current();
+    const int fd = client_.fd();
+    // A hang-up the loop saw before this watch began raises no new edge.
+    if (watching_ && (loop.table()[fd].ready & (kPeerClosed | kHungUp)) && io::peer_closed(fd))
+        return -ECONNABORTED;
+    const std::uint64_t deadline = loop.now() + timeout_ms;
+    for (;;) {
+        const std::int64_t left =
+            deadline > loop.now() ? static_cast<std::int64_t>(deadline - loop.now()) : 0;
+        AwaitResult woke;
+        if (watching_) {
+            PollEvent hangup(client_, kReadable);
+            woke = await_any({&event, &hangup}, left);
+        } else {
+            woke = weft::await(event, left);
+        }
+        if (woke.index == 1) {
+            if (io::peer_closed(fd)) return -ECONNABORTED;
+            watching_ = false; // its next request came: only a failed write tells now
+            continue;
+        }
+        if (woke.index == AwaitResult::kTimeout) return -ETIMEDOUT;
+        if (woke.index == AwaitResult::kCancelled) return -ECANCELED;
+        return 0;
+    }
+}
+
+} // namespace weft::fastcgi
