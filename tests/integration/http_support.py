@@ -47,6 +47,19 @@ def accepts(port, timeout=0.2):
         return False
 
 
+def answers(port, timeout=1.0):
+    """Whether a new connection to `port` gets an HTTP answer. With
+    TCP_DEFER_ACCEPT a connect alone proves nothing: the kernel completes the
+    handshake for the listener (and, for a moment after it closed, may still
+    for a SYN already in flight), so ask for something."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            return s.recv(5) == b"HTTP/"
+    except OSError:
+        return False
+
+
 class Weft:
     """A running weft: `Weft(conf_text_with_{port}, dir)` or Weft(args=[...]).
 

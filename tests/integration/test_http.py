@@ -18,7 +18,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import (Client, Closed, ServerTestCase, Weft, accepts,  # noqa: E402
+from http_support import (Client, Closed, ServerTestCase, Weft, accepts, answers,  # noqa: E402
                           assertValidDate, curl, get, port_is_free)
 
 HELLO = b"Hello, World!"
@@ -656,10 +656,15 @@ class Lifecycle(unittest.TestCase):
         got += len(c.buf) + len(first)
         c.buf = b""
         w.terminate()
+        # Each loop closes its own listener (SO_REUSEPORT), a moment apart:
+        # one refusal proves little while another loop may still answer, so
+        # ask for several refusals in a row.
         deadline = time.monotonic() + 3
-        while accepts(w.port) and time.monotonic() < deadline:
+        refusals = 0
+        while refusals < 5 and time.monotonic() < deadline:
+            refusals = 0 if answers(w.port) else refusals + 1
             time.sleep(0.05)
-        self.assertFalse(accepts(w.port), "new connections still accepted after SIGTERM")
+        self.assertEqual(refusals, 5, "new connections still answered after SIGTERM")
         self.assertIsNone(w.process.poll(), "weft exited with a download in flight")
         while got < size:
             chunk = c.sock.recv(1 << 20)
