@@ -13,7 +13,9 @@ and then:
 - a local redirect (RFC 3875 §6.2.2: a Location that is a local path, no
   Status): weft runs the script it names as a GET, or, for anything but a
   script, lets the client follow a 302;
-- data after END_REQUEST: the response stands, the connection is not kept.
+- data after END_REQUEST: the response stands, the connection is not kept;
+- a local redirect to a directory (trailing slash) whose index is a script,
+  with a long path: the index runs (its name once wrote past a heap buffer).
 
     test_fastcgi_faults.py WEFT_BINARY
 """
@@ -159,6 +161,8 @@ def scripted(request_id, params):
         head = b"Location: /scripted/target.php?v=1\r\n\r\n"
     elif script == "/scripted/away.php":  # a local path that is no script
         head = b"Location: /scripted/style.css\r\n\r\n"
+    elif script == "/scripted/todir.php":  # to a directory: its index script runs
+        head = b"Location: /scripted/" + LONG_DIR.encode() + b"/?to=dir\r\n\r\n"
     elif script == "/scripted/trailing.php":  # bytes after END_REQUEST
         return good(request_id, params) + record(STDOUT, request_id, b"late")
     else:
@@ -166,6 +170,10 @@ def scripted(request_id, params):
                                              "CONTENT_LENGTH"))
         head = b"Content-Type: text/plain\r\n\r\n" + seen.encode()
     return record(STDOUT, request_id, head) + record(STDOUT, request_id) + end_request(request_id)
+
+
+# A directory path of a few hundred bytes, in segments a file system takes.
+LONG_DIR = "/".join(["d" * 60] * 6)
 
 
 def bad_head(request_id, params=None):
@@ -187,7 +195,12 @@ class BackendFaults(ServerTestCase):
             os.makedirs(os.path.join(dir, "www", prefix))
             with open(os.path.join(dir, "www", prefix, "x.php"), "w") as f:
                 f.write("<?php\n")
-        for name in ("first.php", "away.php", "target.php", "trailing.php", "style.css"):
+        deep = os.path.join(dir, "www", "scripted", LONG_DIR)
+        os.makedirs(deep)
+        with open(os.path.join(deep, "index.php"), "w") as f:
+            f.write("<?php\n")
+        for name in ("first.php", "away.php", "target.php", "trailing.php", "style.css",
+                     "todir.php"):
             with open(os.path.join(dir, "www", "scripted", name), "w") as f:
                 f.write("<?php\n" if name.endswith(".php") else "body {}\n")
         cls.bad = Backend(os.path.join(dir, "bad.sock"), bad_head)
@@ -235,6 +248,13 @@ class BackendFaults(ServerTestCase):
         c, r = self.roundtrip("GET /scripted/away.php HTTP/1.1\r\nHost: a\r\n\r\n")
         self.assertEqual(r.status, 302, r)
         self.assertEqual(r.header("location"), "/scripted/style.css")
+
+    def test_a_local_redirect_to_a_directory_runs_its_index_script(self):
+        for _ in range(3):
+            c, r = self.roundtrip("GET /scripted/todir.php HTTP/1.1\r\nHost: a\r\n\r\n")
+            self.assertEqual(r.status, 200, r)
+            self.assertEqual(r.body, f"GET /scripted/{LONG_DIR}/?to=dir to=dir ".encode())
+        self.assertIsNone(self.weft.process.poll(), self.weft.stderr())
 
     def test_bytes_after_end_request_leave_the_answer_and_drop_the_connection(self):
         connections = self.scripted.connections

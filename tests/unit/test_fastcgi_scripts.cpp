@@ -29,10 +29,11 @@ struct Site {
         REQUIRE(mkdtemp(name.data()) != nullptr);
         base = name;
         root = base / "root";
-        for (const char* dir : {"uploads", "sub", "plain", "dir.php", "data"})
+        for (const char* dir : {"uploads", "sub", "plain", "dir.php", "data", ".git", "both"})
             fs::create_directories(root / dir);
-        for (const char* file : {"index.php", "app.php", "info.php", "style.css", "sub/index.php",
-                                 "data/x.php", ".env", "plain/readme.txt"})
+        for (const char* file :
+             {"index.php", "app.php", "info.php", "style.css", "sub/index.php", "data/x.php",
+              ".env", "plain/readme.txt", ".git/config", "both/index.html", "both/index.php"})
             write(root / file, "<?php echo 1;");
         write(root / "uploads" / "a.jpg", "<?php echo 'EXECUTED';");
         write(base / "outside.php", "<?php echo 'OUTSIDE';");
@@ -49,7 +50,7 @@ struct Site {
     ScriptResolver resolver(bool static_files = true, std::string fallback = {}) const {
         ScriptRules rules;
         rules.extensions = {".php"};
-        rules.index = "index.php";
+        rules.index = {"index.php"};
         rules.static_files = static_files;
         rules.fallback = std::move(fallback);
         rules.deny = {"/data"};
@@ -140,11 +141,13 @@ TEST_CASE("static files, or with static off the fallback") {
     CHECK(t.script == "/index.php");
 }
 
-TEST_CASE("dotfiles and denied prefixes are forbidden before the disk is asked") {
+TEST_CASE("hidden files that exist and denied prefixes are forbidden") {
     Site site;
     const ScriptResolver r = site.resolver(true, "/index.php");
     CHECK(resolve(r, "/.env").kind == Kind::forbidden);
+    CHECK(resolve(r, "/.env/x.php").kind == Kind::forbidden);
     CHECK(resolve(r, "/.git/config").kind == Kind::forbidden);
+    CHECK(resolve(r, "/.git/missing.php").kind == Kind::forbidden);
     CHECK(resolve(r, "/data/x.php").kind == Kind::forbidden);
     CHECK(resolve(r, "/data").kind == Kind::forbidden);
     // A prefix only covers whole segments.
@@ -155,4 +158,35 @@ TEST_CASE("a script reached through a link out of the root does not run") {
     Site site;
     const ScriptResolver r = site.resolver();
     CHECK(resolve(r, "/out.php").kind == Kind::not_found);
+}
+
+TEST_CASE("a hidden segment that names nothing is a route for the front controller") {
+    Site site;
+    auto t = resolve(site.resolver(true, "/index.php"), "/wiki/.NET");
+    CHECK(t.kind == Kind::script);
+    CHECK(t.script == "/index.php");
+    CHECK(resolve(site.resolver(), "/wiki/.NET").kind == Kind::not_found);
+    // A missing script is 404 there too, and a script before it runs.
+    CHECK(resolve(site.resolver(true, "/index.php"), "/.nothing/x.php").kind == Kind::not_found);
+    t = resolve(site.resolver(), "/app.php/.hidden");
+    CHECK(t.kind == Kind::script);
+    CHECK(t.path_info == "/.hidden");
+}
+
+TEST_CASE("the index names are tried in order, and the first that exists wins") {
+    Site site;
+    ScriptRules rules;
+    rules.extensions = {".php"};
+    rules.index = {"index.html", "index.php"};
+    const ScriptResolver html_first(site.root_fd.get(), probe_resolver(site.root_fd.get()), rules);
+    CHECK(resolve(html_first, "/both/").kind == Kind::static_file);
+    auto t = resolve(html_first, "/sub/"); // only index.php there
+    CHECK(t.kind == Kind::script);
+    CHECK(t.script == "/sub/index.php");
+    rules.index = {"index.php", "index.html"};
+    const ScriptResolver php_first(site.root_fd.get(), probe_resolver(site.root_fd.get()), rules);
+    t = resolve(php_first, "/both/");
+    CHECK(t.kind == Kind::script);
+    CHECK(t.script == "/both/index.php");
+    CHECK(php_first.scratch_size(6) == 6 + 10);
 }

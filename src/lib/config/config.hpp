@@ -42,8 +42,8 @@ struct RedirectHandler {
 
 struct FilesHandler {
     std::string prefix;
-    std::string root; // the site's when not set
-    std::string index = "index.html";
+    std::string root;                             // the site's when not set
+    std::vector<std::string> index{"index.html"}; // tried in order; empty: none
     bool listing = false;
     bool precompressed = false;
     std::string cache_control;
@@ -59,7 +59,8 @@ struct FastcgiHandler {
     std::vector<Address> pass; // a server given here
     std::string root;          // the site's when not set
     std::vector<std::string> extensions{".php"};
-    std::string index = "index.php";
+    // Tried in order: the first that exists runs (a script) or is served.
+    std::vector<std::string> index{"index.php"};
     bool static_files = true; // `static`
     std::string fallback;
     std::vector<std::string> deny;

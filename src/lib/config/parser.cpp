@@ -112,6 +112,24 @@ public:
         for (std::string_view w : split_list(at.s.value)) out.emplace_back(w);
         return true;
     }
+    // Names of files in a directory, tried in order (`index`): no '/'.
+    bool file_names(const Located& at, std::vector<std::string>& out) {
+        out.clear();
+        for (std::string_view w : split_list(at.s.value)) {
+            if (w.find('/') != std::string_view::npos || w == "." || w == "..")
+                return fail_value(at, "expected file names, not a path: '" + std::string(w) + "'");
+            out.emplace_back(w);
+        }
+        return true;
+    }
+    // One path: a value with spaces would be several, which are not tried
+    // in turn (only `index` lists names).
+    bool one_path(const Located& at, std::string& out) {
+        if (split_list(at.s.value).size() > 1)
+            return fail_value(at, "expected one path, not a list: '" + at.s.value + "'");
+        out = at.s.value;
+        return true;
+    }
     bool address(const Located& at, std::string_view text, std::vector<Address>& out) {
         std::string message;
         auto a = Address::parse(text, message);
@@ -255,7 +273,7 @@ const Key<RedirectHandler> kRedirectKeys[] = {
 
 const Key<FilesHandler> kFilesKeys[] = {
     {"root", field<FilesHandler, &FilesHandler::root, &Parser::text>},
-    {"index", field<FilesHandler, &FilesHandler::index, &Parser::text>},
+    {"index", field<FilesHandler, &FilesHandler::index, &Parser::file_names>},
     {"listing", field<FilesHandler, &FilesHandler::listing, &Parser::boolean>},
     {"precompressed", field<FilesHandler, &FilesHandler::precompressed, &Parser::boolean>},
     {"cache_control", field<FilesHandler, &FilesHandler::cache_control, &Parser::text>},
@@ -276,9 +294,9 @@ const Key<FastcgiHandler> kFastcgiKeys[] = {
      }},
     {"root", field<FastcgiHandler, &FastcgiHandler::root, &Parser::text>},
     {"extensions", field<FastcgiHandler, &FastcgiHandler::extensions, &Parser::words>},
-    {"index", field<FastcgiHandler, &FastcgiHandler::index, &Parser::text>},
+    {"index", field<FastcgiHandler, &FastcgiHandler::index, &Parser::file_names>},
     {"static", field<FastcgiHandler, &FastcgiHandler::static_files, &Parser::boolean>},
-    {"fallback", field<FastcgiHandler, &FastcgiHandler::fallback, &Parser::text>},
+    {"fallback", field<FastcgiHandler, &FastcgiHandler::fallback, &Parser::one_path>},
     {"deny", field<FastcgiHandler, &FastcgiHandler::deny, &Parser::words>},
     {"follow_symlinks", field<FastcgiHandler, &FastcgiHandler::follow_symlinks, &Parser::boolean>},
 };

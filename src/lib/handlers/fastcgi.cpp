@@ -214,10 +214,13 @@ private:
     bool drained_ = false;   // the last read emptied the backend's socket
     bool body_read_ = false; // client body bytes went to this backend: no retry
     bool head_done_ = false; // the CGI head was parsed
-    // A local redirect's target, and room for its path normalised and an
-    // index name after it (on the heap: rare).
+    // A local redirect's target, its path normalised, and the resolver's
+    // scratch for an index script's name (on the heap: rare). Three
+    // buffers: the normalised path may be a view of the target, and the
+    // scratch must overlap neither.
     std::string redirect_;
     std::string redirect_path_;
+    std::string redirect_script_;
 };
 
 std::string_view Proxy::request_line() const {
@@ -325,7 +328,8 @@ void Proxy::run(const ScriptTarget& first, std::string_view document_uri) {
         const std::size_t mark = target.find('?');
         const auto normal = http::normalize_path(target.substr(0, mark), redirect_path_.data());
         if (!normal) return fail(502, "the backend redirected to a bad path");
-        script = state_.scripts->resolve(*normal, redirect_path_.data() + normal->size());
+        redirect_script_.resize(state_.scripts->scratch_size(normal->size()));
+        script = state_.scripts->resolve(*normal, redirect_script_.data());
         if (script.kind != ScriptTarget::Kind::script) {
             // Not a script: let the client fetch it.
             exchange_.status(302);
@@ -582,7 +586,7 @@ std::optional<Proxy::Outcome> Proxy::respond(std::string_view body_start, std::s
     Backend& b = *backend_;
     if (b.cgi.local_redirect()) {
         redirect_ = b.cgi.location();
-        redirect_path_.assign(redirect_.size() + state_.scripts->rules().index.size() + 1, '\0');
+        redirect_path_.resize(redirect_.size());
         // Its body (there should be none) is not read: the connection goes.
         drop_backend();
         return Outcome::redirect;
@@ -715,7 +719,12 @@ std::unique_ptr<FastcgiHandler> FastcgiHandler::create(const config::FastcgiHand
         config::FilesHandler files;
         files.prefix = config.prefix;
         files.root = root;
-        files.index = "index.html";
+        // The static handler's index: the list's names that are no script
+        // (the resolver runs the scripts), else index.html.
+        files.index.clear();
+        for (const std::string& name : config.index)
+            if (!state->scripts->is_script_name(name)) files.index.push_back(name);
+        if (files.index.empty()) files.index.push_back("index.html");
         files.deny = config.deny;
         files.follow_symlinks = config.follow_symlinks;
         state->files = FilesHandler::create(files, site_root, error);
@@ -743,7 +752,7 @@ FastcgiHandler::~FastcgiHandler() = default;
 void FastcgiHandler::serve(http::Exchange& exchange) const {
     const std::string_view path = exchange.path();
     char scratch[2048 + 256];
-    const ScriptTarget target = path.size() + state_->scripts->rules().index.size() < sizeof scratch
+    const ScriptTarget target = state_->scripts->scratch_size(path.size()) <= sizeof scratch
                                     ? state_->scripts->resolve(path, scratch)
                                     : ScriptTarget{};
     switch (target.kind) {

@@ -57,7 +57,10 @@ KindCache& thread_cache() {
 
 ScriptResolver::ScriptResolver(int root, Resolver resolver, ScriptRules rules)
     : root_(root), resolver_(resolver), rules_(std::move(rules)),
-      id_(next_resolver_id.fetch_add(1, std::memory_order_relaxed)) {}
+      id_(next_resolver_id.fetch_add(1, std::memory_order_relaxed)) {
+    for (const std::string& name : rules_.index)
+        longest_index_ = std::max(longest_index_, name.size());
+}
 
 ScriptResolver::~ScriptResolver() = default;
 
@@ -98,7 +101,7 @@ ScriptResolver::FileKind ScriptResolver::kind_of(std::string_view path) const {
     return kind;
 }
 
-bool ScriptResolver::has_script_extension(std::string_view segment) const {
+bool ScriptResolver::is_script_name(std::string_view segment) const {
     return std::any_of(
         rules_.extensions.begin(), rules_.extensions.end(),
         [&](const std::string& e) { return segment.size() > e.size() && segment.ends_with(e); });
@@ -112,9 +115,15 @@ ScriptTarget ScriptResolver::not_found_or_fallback() const {
 
 ScriptTarget ScriptResolver::resolve(std::string_view path, char* scratch) const {
     using Kind = ScriptTarget::Kind;
-    if (has_dot_segment(path) ||
-        std::any_of(rules_.deny.begin(), rules_.deny.end(),
+    if (std::any_of(rules_.deny.begin(), rules_.deny.end(),
                     [&](const std::string& prefix) { return is_beneath(path, prefix); }))
+        return {Kind::forbidden, {}, {}};
+    // The dot rule denies files, not routes: a hidden file or directory
+    // that exists is 403 (and so is all beneath it), while a path the
+    // front controller answers may hold a segment starting with a dot
+    // (MediaWiki's /wiki/.NET): nothing exists beneath a missing one.
+    const std::size_t dot_end = dot_segment_end(path);
+    if (dot_end != std::string_view::npos && kind_of(path.substr(0, dot_end)) != FileKind::missing)
         return {Kind::forbidden, {}, {}};
 
     // The first segment that is a script: everything after it is PATH_INFO.
@@ -124,8 +133,8 @@ ScriptTarget ScriptResolver::resolve(std::string_view path, char* scratch) const
         std::size_t end = path.find('/', start);
         if (end == std::string_view::npos) end = path.size();
         const std::string_view segment = path.substr(start, end - start);
-        last_is_script_name = end == path.size() && has_script_extension(segment);
-        if (has_script_extension(segment)) {
+        last_is_script_name = end == path.size() && is_script_name(segment);
+        if (is_script_name(segment)) {
             const FileKind kind = kind_of(path.substr(0, end));
             if (kind == FileKind::regular)
                 return {Kind::script, path.substr(0, end), path.substr(end)};
@@ -140,11 +149,15 @@ ScriptTarget ScriptResolver::resolve(std::string_view path, char* scratch) const
     switch (kind_of(path)) {
     case FileKind::directory:
         if (path.back() != '/') return {Kind::add_slash, {}, {}};
-        if (!rules_.index.empty() && has_script_extension(rules_.index)) {
-            std::memcpy(scratch, path.data(), path.size());
-            std::memcpy(scratch + path.size(), rules_.index.data(), rules_.index.size());
-            const std::string_view index{scratch, path.size() + rules_.index.size()};
-            if (kind_of(index) == FileKind::regular) return {Kind::script, index, {}};
+        std::memcpy(scratch, path.data(), path.size());
+        for (const std::string& name : rules_.index) {
+            std::memcpy(scratch + path.size(), name.data(), name.size());
+            const std::string_view index{scratch, path.size() + name.size()};
+            if (kind_of(index) != FileKind::regular) continue;
+            // The first index that exists wins: a script runs, any other
+            // file is the static handler's (whose index list is the rest).
+            if (is_script_name(name)) return {Kind::script, index, {}};
+            break;
         }
         if (rules_.static_files) return {Kind::static_file, {}, {}};
         return not_found_or_fallback();

@@ -14,7 +14,9 @@
 // directory with the index script runs that; an existing file (or a
 // directory) is served as a static file when `static` is on; anything else
 // goes to the `fallback` script when there is one (a front controller), else
-// 404. Dotfiles and `deny` prefixes are 403 before the disk is asked.
+// 404. `deny` prefixes are 403 before the disk is asked; a hidden file or
+// directory (a segment starting with a dot, /.well-known aside) is 403 when
+// it exists, and a route like any other when it does not.
 //
 // What the disk says is cached per loop and handler for a second, so a
 // request for a script usually costs no syscall here.
@@ -32,7 +34,9 @@ namespace weft::handlers {
 
 struct ScriptRules {
     std::vector<std::string> extensions; // ".php"
-    std::string index;                   // "index.php", or "" for none
+    // Tried in order in a directory, as nginx's `index`: the first that
+    // exists wins (a script runs; any other file is served as static).
+    std::vector<std::string> index;
     bool static_files = true;
     std::string fallback;          // "/index.php", or "" for none
     std::vector<std::string> deny; // normalised prefixes
@@ -60,21 +64,25 @@ public:
     ScriptResolver& operator=(const ScriptResolver&) = delete;
 
     // The target for a normalised `path`. An index script's name is built in
-    // `scratch` (room for path.size() + rules.index.size() bytes).
+    // `scratch`, which holds scratch_size(path.size()) bytes and must not
+    // overlap `path`.
     ScriptTarget resolve(std::string_view path, char* scratch) const;
+    std::size_t scratch_size(std::size_t path_size) const { return path_size + longest_index_; }
 
     const ScriptRules& rules() const { return rules_; }
+    // Whether a file name has one of the script extensions.
+    bool is_script_name(std::string_view name) const;
 
 private:
     enum class FileKind : std::uint8_t { missing, regular, directory, other };
     // What is at `path` (normalised, leading '/') beneath the root.
     FileKind kind_of(std::string_view path) const;
-    bool has_script_extension(std::string_view segment) const;
     ScriptTarget not_found_or_fallback() const;
 
     int root_;
     Resolver resolver_;
     ScriptRules rules_;
+    std::size_t longest_index_ = 0;
     std::uint64_t id_; // identifies this resolver to the per-thread caches
 };
 

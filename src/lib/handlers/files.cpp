@@ -60,7 +60,7 @@ std::time_t wall_seconds() {
 struct Settings {
     OwnedFd root;
     Resolver resolver = Resolver::openat2;
-    std::string index; // "" for none
+    std::vector<std::string> index; // tried in order; empty: none
     bool listing = false;
     bool precompressed = false;
     std::string cache_control;
@@ -183,7 +183,7 @@ public:
     FileRequest(http::Exchange& exchange, const Settings& settings)
         : exchange_(exchange), settings_(settings), path_(exchange.path()),
           conditions_(read_conditions(exchange.request())), cache_(loop_cache(settings)),
-          fs_path_(path_, settings.index) {}
+          index_(index_name()), fs_path_(path_, index_) {}
 
     void serve();
 
@@ -195,8 +195,11 @@ private:
     void serve_opened(OwnedFd fd, const struct stat& st, Encoding encoding);
     void serve_directory();
     void redirect_to_directory();
+    // The index a directory path names: the first of the list that exists
+    // (the first when none does); "" for a file's path.
+    std::string_view index_name() const;
     std::string_view content_type() const {
-        return http::mime_type(path_.back() == '/' ? std::string_view(settings_.index) : path_);
+        return http::mime_type(path_.back() == '/' ? index_ : path_);
     }
 
     void respond(const Representation& r);
@@ -210,13 +213,36 @@ private:
     std::string_view path_;
     Conditions conditions_;
     FileCache& cache_;
+    std::string_view index_;
     FsPath fs_path_;
     std::uint8_t missing_twins_ = 0; // bits by Encoding: not found on disk
 };
 
+std::string_view FileRequest::index_name() const {
+    const std::vector<std::string>& names = settings_.index;
+    if (path_.back() != '/' || names.empty()) return {};
+    if (names.size() == 1) return names.front();
+    // Several: one fstatat each until one exists (only for a directory's
+    // path, and only when the handler lists more than one).
+    char name[PATH_MAX];
+    const std::string_view directory = path_.substr(1);
+    for (const std::string& index : names) {
+        if (directory.size() + index.size() >= sizeof name) break;
+        char* end = std::copy(directory.begin(), directory.end(), name);
+        *std::copy(index.begin(), index.end(), end) = '\0';
+        struct stat st {};
+        if (fstatat(settings_.root.get(), name, &st, 0) == 0 && S_ISREG(st.st_mode)) return index;
+    }
+    return names.front();
+}
+
 void FileRequest::serve() {
+    if (is_never_served(index_)) {
+        exchange_.send_error(403);
+        return;
+    }
     TwinOrder twins;
-    if (settings_.precompressed && !(path_.back() == '/' && settings_.index.empty()))
+    if (settings_.precompressed && !(path_.back() == '/' && index_.empty()))
         twins = twin_order(conditions_.accept_encoding);
     // The twins the client takes, best first, then the file itself; the
     // cache answers for each what it knows, the disk the rest.
@@ -344,14 +370,13 @@ void FileRequest::serve_directory() {
     std::vector<ListingEntry> entries;
     if (const int error = read_listing(fd.release(), entries); error < 0)
         return answer_open_error(exchange_, -error);
-    if (!settings_.deny.empty()) {
-        std::string child(path_);
-        std::erase_if(entries, [&](const ListingEntry& entry) {
-            child.resize(path_.size());
-            child += entry.name;
-            return settings_.denies(child);
-        });
-    }
+    std::string child(path_);
+    std::erase_if(entries, [&](const ListingEntry& entry) {
+        if (is_never_served(entry.name)) return true;
+        child.resize(path_.size());
+        child += entry.name;
+        return settings_.denies(child);
+    });
     const std::string page = render_listing(path_, entries);
     exchange_.header("Content-Type", "text/html; charset=utf-8");
     exchange_.send(page);
@@ -529,7 +554,8 @@ void FilesHandler::serve(http::Exchange& exchange) const {
         return send_page(exchange, 405, "405 Method Not Allowed\n");
     }
     const std::string_view path = exchange.path();
-    if (path.empty() || path.front() != '/' || has_dot_segment(path) || state_->denies(path)) {
+    if (path.empty() || path.front() != '/' || has_dot_segment(path) || state_->denies(path) ||
+        is_never_served(path)) {
         exchange.send_error(403);
         return;
     }

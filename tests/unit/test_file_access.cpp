@@ -1,0 +1,41 @@
+// What handlers refuse before the disk is asked: hidden segments (with
+// /.well-known let through), and files never sent as they are on disk.
+
+#include "handlers/file_access.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace weft::handlers;
+constexpr auto npos = std::string_view::npos;
+
+TEST_CASE("a hidden segment ends where its segment ends") {
+    CHECK(dot_segment_end("/.env") == 5);
+    CHECK(dot_segment_end("/.git/config") == 5);
+    CHECK(dot_segment_end("/wiki/.NET") == 10);
+    CHECK(dot_segment_end("/a/.b/c/.d") == 5);
+    CHECK(dot_segment_end("/a.b/c.d") == npos);
+    CHECK(dot_segment_end("/") == npos);
+}
+
+TEST_CASE("/.well-known is served, but nothing hidden beneath it") {
+    CHECK(dot_segment_end("/.well-known") == npos);
+    CHECK(dot_segment_end("/.well-known/") == npos);
+    CHECK(dot_segment_end("/.well-known/acme-challenge/Tok3n") == npos);
+    CHECK(dot_segment_end("/.well-known/security.txt") == npos);
+    CHECK(dot_segment_end("/.well-known/.secret") == 20);
+    // Only at the start of the path, and only the whole segment.
+    CHECK(dot_segment_end("/a/.well-known/x") == 14);
+    CHECK(dot_segment_end("/.well-knownx") == 13);
+    CHECK(has_dot_segment("/.well-known-not"));
+}
+
+TEST_CASE("editor backups, leftovers and script sources are never served") {
+    for (const char* name :
+         {"/x.php~", "/a/config.php.bak", "/#index.php#", "/.x.php.swp", "/x.swo", "/x.orig",
+          "/LocalSettings.php.save", "/x.rej", "/index.php", "/a/b.PHP", "/x.phtml", "/x.phar",
+          "/x.phps", "/x.php5", "/x.php8", "index.php", "/dir/x.Bak"})
+        CHECK(is_never_served(name));
+    for (const char* name : {"/", "/a/", "/style.css", "/x.phpx", "/x.ph", "/x.php9", "/php",
+                             "/a.php/readme.txt", "/backup", "/x.baked", "/#a", "", "/#"})
+        CHECK_FALSE(is_never_served(name));
+}
