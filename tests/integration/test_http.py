@@ -247,8 +247,14 @@ class Strictness(HttpTestCase):
     def test_a_body_over_max_request_body_is_413(self):
         self.assertRejected("POST /hello HTTP/1.1\r\nHost: a\r\nContent-Length: 2000000\r\n\r\n", 413)
 
-    def test_an_unknown_method_is_501(self):
-        self.assertRejected("FOO /hello HTTP/1.1\r\nHost: a\r\n\r\n", 501)
+    def test_any_token_method_reaches_the_handler_and_the_connection_stays(self):
+        # WebDAV's methods are an application's (a fastcgi handler's); a
+        # fixed response answers them as it answers GET.
+        c = self.connect()
+        for method in ("PROPFIND", "MKCOL", "M-SEARCH", "FOO"):
+            c.send(f"{method} /hello HTTP/1.1\r\nHost: a\r\n\r\n")
+            self.assertHello(c.response())
+        c.close()
 
     def test_http_2_0_on_the_request_line_is_505(self):
         self.assertRejected("GET /hello HTTP/2.0\r\nHost: a\r\n\r\n", 505)

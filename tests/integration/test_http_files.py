@@ -273,12 +273,14 @@ class Files(ServerTestCase):
         time.sleep(1.2)  # the cache may be up to a second stale
         self.assertEqual(self.curl("/fresh.txt").body, b"version two, longer\n")
 
-    def test_post_to_a_file_is_405_with_allow(self):
-        c, r = self.roundtrip("POST /range.txt HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc")
-        self.assertEqual(r.status, 405, r)
-        allow = [m.strip() for m in (r.header("allow") or "").split(",")]
-        self.assertIn("GET", allow)
-        self.assertIn("HEAD", allow)
+    def test_post_and_extension_methods_to_a_file_are_405_with_allow(self):
+        for method in ("POST", "PROPFIND", "MKCOL", "LOCK"):
+            with self.subTest(method=method):
+                c, r = self.roundtrip(f"{method} /range.txt HTTP/1.1\r\nHost: a\r\n"
+                                      "Content-Length: 3\r\n\r\nabc")
+                self.assertEqual(r.status, 405, r)
+                allow = [m.strip() for m in (r.header("allow") or "").split(",")]
+                self.assertEqual(allow, ["GET", "HEAD"])
 
 
 if __name__ == "__main__":

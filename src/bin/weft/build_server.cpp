@@ -33,7 +33,9 @@ std::unique_ptr<http::Handler> build_handler(const config::Handler& handler,
                 fastcgi::Upstream* upstream = nullptr;
                 for (std::size_t i = 0; i < config.upstreams.size(); ++i)
                     if (config.upstreams[i].name == h.upstream) upstream = built.upstreams[i].get();
-                return handlers::FastcgiHandler::create(h, site.root, upstream, error);
+                return handlers::FastcgiHandler::create(h, site.root, upstream, error,
+                                                        site.hosts.empty() ? std::string_view{}
+                                                                           : site.hosts.front());
             }
         },
         handler);

@@ -6,6 +6,7 @@
 #include "handlers/file_access.hpp"
 #include "handlers/file_open.hpp"
 #include "handlers/files.hpp"
+#include "handlers/redirect.hpp"
 #include "http/connection.hpp"
 #include "http/exchange.hpp"
 #include "http/path.hpp"
@@ -146,6 +147,7 @@ struct FastcgiHandler::State {
     std::unique_ptr<FilesHandler> files; // static = on
     std::unique_ptr<fastcgi::Upstream> own_upstream;
     fastcgi::Upstream* upstream = nullptr;
+    std::string server_name;  // the site's first host; "": the request's Host
     std::string fixed_params; // encoded: fastcgi_params.hpp
     std::string extra_params;
 };
@@ -383,11 +385,17 @@ bool Proxy::send_request(const ScriptTarget& script, std::string_view document_u
     params.query = query;
     params.method = get ? std::string_view{"GET"} : request_.method_name;
     params.content_length = length_text;
-    std::string_view host = request_.host;
-    if (!host.empty() && host.front() != '[')
-        host = host.substr(0, host.rfind(':'));
-    else if (!host.empty())
-        host = host.substr(0, host.find(']') + 1);
+    // SERVER_NAME is the site's name, as nginx's $server_name: the Host a
+    // client sent is HTTP_HOST's, and a script building URLs from it could
+    // be led to any host.
+    std::string_view host = state_.server_name;
+    if (host.empty()) {
+        host = request_.host;
+        if (!host.empty() && host.front() != '[')
+            host = host.substr(0, host.rfind(':'));
+        else if (!host.empty())
+            host = host.substr(0, host.find(']') + 1);
+    }
     params.server_name = host;
     params.fixed = state_.fixed_params;
     params.extra = state_.extra_params;
@@ -689,9 +697,11 @@ fastcgi::UpstreamOptions upstream_options(const config::Upstream& upstream) {
 std::unique_ptr<FastcgiHandler> FastcgiHandler::create(const config::FastcgiHandler& config,
                                                        std::string_view site_root,
                                                        fastcgi::Upstream* upstream,
-                                                       std::string& error) {
+                                                       std::string& error,
+                                                       std::string_view site_name) {
     auto state = std::make_unique<State>();
     state->name = "fastcgi " + config.prefix;
+    state->server_name = site_name;
     std::string root(config.root.empty() ? site_root : std::string_view(config.root));
     while (root.size() > 1 && root.back() == '/') root.pop_back();
     if (root.empty()) {
@@ -762,25 +772,9 @@ void FastcgiHandler::serve(http::Exchange& exchange) const {
     case ScriptTarget::Kind::not_found:
         exchange.send_error(404);
         return;
-    case ScriptTarget::Kind::add_slash: {
-        const http::Request& request = exchange.request();
-        char location[2048 + 8];
-        const std::string_view raw = request.path;
-        if (raw.size() + 2 + request.query.size() > sizeof location) {
-            exchange.send_error(414);
-            return;
-        }
-        char* p = std::copy(raw.begin(), raw.end(), location);
-        *p++ = '/';
-        if (!request.query.empty()) {
-            *p++ = '?';
-            p = std::copy(request.query.begin(), request.query.end(), p);
-        }
-        exchange.status(301);
-        exchange.header("Location", {location, static_cast<std::size_t>(p - location)});
-        exchange.send_error(301);
+    case ScriptTarget::Kind::add_slash:
+        redirect_to_directory(exchange, path);
         return;
-    }
     case ScriptTarget::Kind::static_file:
         if (state_->files)
             state_->files->serve(exchange);

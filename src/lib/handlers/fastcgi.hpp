@@ -28,10 +28,13 @@ class FastcgiHandler final : public http::Handler {
 public:
     // The handler for `config`: its root defaults to `site_root`, and it
     // uses `upstream` (a named upstream, shared) or, with `pass`, one of its
-    // own. nullptr with a one-line reason when the root cannot be opened.
+    // own. SERVER_NAME is `site_name` (the site's first host), or for a site
+    // without one the request's Host. nullptr with a one-line reason when
+    // the root cannot be opened.
     static std::unique_ptr<FastcgiHandler> create(const config::FastcgiHandler& config,
                                                   std::string_view site_root,
-                                                  fastcgi::Upstream* upstream, std::string& error);
+                                                  fastcgi::Upstream* upstream, std::string& error,
+                                                  std::string_view site_name = {});
     ~FastcgiHandler() override;
 
     void serve(http::Exchange& exchange) const override;

@@ -7,7 +7,9 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
+#include <string_view>
 
 namespace weft::handlers {
 namespace {
@@ -27,6 +29,35 @@ int openat2_beneath(int root, const char* relative) {
         if (errno != EAGAIN) return -errno;
     }
     return -EAGAIN;
+}
+
+// The path an open descriptor names now, from /proc: its length, or -1.
+ssize_t path_of(int fd, char (&out)[PATH_MAX]) {
+    char link[32];
+    std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    const ssize_t n = readlink(link, out, sizeof out - 1);
+    if (n <= 0 || static_cast<std::size_t>(n) >= sizeof out - 1) return -1;
+    out[n] = '\0';
+    return n;
+}
+
+// A symlink RESOLVE_BENEATH refused (an absolute one, or one that climbs
+// out and back in) is followed after all when what it reaches lies beneath
+// the root: asked of the opened descriptor itself, so no rename between the
+// open and the check can change the answer for the file that is served.
+int open_if_beneath(int root, const char* relative) {
+    OwnedFd fd{::openat(root, relative, kReadFlags)};
+    if (fd.get() < 0) return -errno;
+    char root_path[PATH_MAX];
+    char file_path[PATH_MAX];
+    const ssize_t root_size = path_of(root, root_path);
+    const ssize_t file_size = path_of(fd.get(), file_path);
+    if (root_size <= 0 || file_size <= 0) return -EXDEV;
+    const std::string_view base{root_path, static_cast<std::size_t>(root_size)};
+    const std::string_view file{file_path, static_cast<std::size_t>(file_size)};
+    const bool beneath = file.starts_with(base) &&
+                         (file.size() == base.size() || base == "/" || file[base.size()] == '/');
+    return beneath ? fd.release() : -EXDEV;
 }
 
 // One component at a time: every directory on the way is opened O_PATH with
@@ -90,8 +121,10 @@ Resolver probe_resolver(int root) {
 
 int open_beneath(int root, const char* relative, Resolver resolver) {
     switch (resolver) {
-    case Resolver::openat2:
-        return openat2_beneath(root, relative);
+    case Resolver::openat2: {
+        const int fd = openat2_beneath(root, relative);
+        return fd == -EXDEV && *relative ? open_if_beneath(root, relative) : fd;
+    }
     case Resolver::walk:
         return walk_beneath(root, relative);
     case Resolver::follow:

@@ -44,8 +44,9 @@ Resolver probe_resolver(int root);
 
 // Opens `relative` beneath `root` for reading: a descriptor or -errno.
 // `relative` has no leading '/'; "" is the root itself, and a trailing '/'
-// requires a directory. Escaping the root (a "..", an absolute symlink, a
-// relative one climbing out, /proc magic links) fails with -EXDEV or -ELOOP;
+// requires a directory. Escaping the root (a "..", a symlink that leads out,
+// /proc magic links) fails with -EXDEV or -ELOOP; a symlink openat2 refuses
+// (an absolute one) is followed when the file it reaches is beneath the root;
 // with Resolver::walk any symlink fails (-ELOOP or -ENOTDIR). FIFOs and
 // devices open without blocking (O_NONBLOCK): the caller serves only regular
 // files, but a FIFO in the tree must not stall the loop at open.

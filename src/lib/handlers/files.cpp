@@ -7,6 +7,7 @@
 #include "handlers/file_listing.hpp"
 #include "handlers/file_open.hpp"
 #include "handlers/file_ranges.hpp"
+#include "handlers/redirect.hpp"
 #include "http/date.hpp"
 #include "http/exchange.hpp"
 #include "http/mime.hpp"
@@ -194,7 +195,6 @@ private:
     void serve_file();
     void serve_opened(OwnedFd fd, const struct stat& st, Encoding encoding);
     void serve_directory();
-    void redirect_to_directory();
     // The index a directory path names: the first of the list that exists
     // (the first when none does); "" for a file's path.
     std::string_view index_name() const;
@@ -316,7 +316,7 @@ void FileRequest::serve_file() {
     if (fstat(fd.get(), &st) != 0) return answer_open_error(exchange_, errno);
     if (S_ISDIR(st.st_mode)) {
         // A trailing '/' here means the index name is itself a directory.
-        return trailing_slash ? serve_directory() : redirect_to_directory();
+        return trailing_slash ? serve_directory() : redirect_to_directory(exchange_, path_);
     }
     if (!S_ISREG(st.st_mode)) {
         exchange_.send_error(403);
@@ -380,21 +380,6 @@ void FileRequest::serve_directory() {
     const std::string page = render_listing(path_, entries);
     exchange_.header("Content-Type", "text/html; charset=utf-8");
     exchange_.send(page);
-}
-
-void FileRequest::redirect_to_directory() {
-    std::string location;
-    location.reserve(path_.size() + exchange_.request().query.size() + 8);
-    append_percent_encoded(location, path_, true);
-    location += '/';
-    if (!exchange_.request().query.empty()) {
-        location += '?';
-        location += exchange_.request().query;
-    }
-    exchange_.status(301);
-    exchange_.header("Location", location);
-    exchange_.header("Content-Type", kTextPlain);
-    exchange_.send("301 Moved Permanently\n");
 }
 
 void FileRequest::respond_from(CachedFile& file, Encoding encoding) {

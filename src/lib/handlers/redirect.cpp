@@ -1,10 +1,28 @@
 #include "handlers/redirect.hpp"
 
+#include "handlers/file_listing.hpp"
 #include "http/exchange.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace weft::handlers {
+
+void redirect_to_directory(http::Exchange& exchange, std::string_view path) {
+    const std::string_view query = exchange.request().query;
+    std::string location;
+    location.reserve(3 * path.size() + query.size() + 2);
+    append_percent_encoded(location, path, true);
+    location += '/';
+    if (!query.empty()) {
+        location += '?';
+        location += query;
+    }
+    exchange.status(301);
+    exchange.header("Location", location);
+    exchange.header("Content-Type", "text/plain; charset=utf-8");
+    exchange.send("301 Moved Permanently\n");
+}
 
 RedirectHandler::RedirectHandler(const config::RedirectHandler& config)
     : Handler(config.prefix), to_(config.to), status_(config.status) {}
@@ -16,20 +34,19 @@ void RedirectHandler::serve(http::Exchange& exchange) const {
     std::string_view rest = request.path;
     const std::string_view stem =
         std::string_view(prefix()).substr(0, prefix().size() - (prefix().ends_with('/') ? 1 : 0));
-    if (rest.starts_with(stem) && rest.substr(stem.size()).starts_with('/')) {
+    if (rest != prefix() && rest.starts_with(stem) && rest.substr(stem.size()).starts_with('/')) {
         // The rest keeps its leading slash, so it can never extend `to`'s
-        // host (https://a.example + @evil.example); repeated slashes are
-        // one, so it can never become //evil.example either.
+        // host (https://a.example + @evil.example).
         rest.remove_prefix(stem.size());
-        while (rest.size() > 1 && rest[1] == '/') rest.remove_prefix(1);
     } else {
-        // No raw segment boundary after the prefix (an encoded slash, or the
-        // prefix itself): the rest is not carried over.
+        // The prefix itself, or no raw segment boundary after it (an
+        // encoded slash): the rest is not carried over.
         rest = {};
     }
     if (!to_.empty() && to_.back() == '/' && rest.starts_with('/')) rest.remove_prefix(1);
     char location[8192];
-    const std::size_t need = to_.size() + rest.size() + 1 + request.query.size();
+    // A backslash may grow to %5C.
+    const std::size_t need = to_.size() + 3 * rest.size() + 1 + request.query.size();
     if (need > sizeof location) {
         exchange.send_error(414);
         return;
@@ -37,8 +54,17 @@ void RedirectHandler::serve(http::Exchange& exchange) const {
     char* p = location;
     std::memcpy(p, to_.data(), to_.size());
     p += to_.size();
-    if (!rest.empty()) std::memcpy(p, rest.data(), rest.size()); // an empty rest has no data()
-    p += rest.size();
+    // Repeated slashes are one and a backslash is encoded, so the rest can
+    // never make //evil.example, nor /\evil.example (which browsers read
+    // the same way).
+    for (const char c : rest) {
+        if (c == '/' && p > location && p[-1] == '/') continue;
+        if (c == '\\') {
+            p = std::copy_n("%5C", 3, p);
+            continue;
+        }
+        *p++ = c;
+    }
     if (!request.query.empty()) {
         *p++ = '?';
         std::memcpy(p, request.query.data(), request.query.size());

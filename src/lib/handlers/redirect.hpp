@@ -1,14 +1,21 @@
 #pragma once
 // The `redirect` handler: answers with a status (301 by default) and a
 // Location. The rest of the path after the prefix, and the query, are kept:
-// `redirect /old { to = /new }` sends /old/a?b to /new/a?b.
+// `redirect /old { to = /new }` sends /old/a?b to /new/a?b, and the prefix
+// itself (/old, or / for `redirect /`) to exactly `to`.
 
 #include "config/config.hpp"
 #include "http/handler.hpp"
 
 #include <string>
+#include <string_view>
 
 namespace weft::handlers {
+
+// Answers 301 to the directory a request's path names: Location is the
+// normalised `path` (never raw request bytes, in which //host or /\host
+// would name another site), percent-encoded, a '/', and the query.
+void redirect_to_directory(http::Exchange& exchange, std::string_view path);
 
 class RedirectHandler final : public http::Handler {
 public:

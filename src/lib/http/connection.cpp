@@ -205,9 +205,10 @@ Connection::Next Connection::handle(std::size_t head_size) {
     std::string_view path = request_.path;
     const Handler* handler = nullptr;
     int refused = 0;
-    if (request_.method == Method::other) {
-        refused = 501;
-    } else if (request_.content_length > options_.max_request_body) {
+    // Any method (a token: the parser saw to that) goes to the handler:
+    // WebDAV's and CalDAV's (PROPFIND, MKCOL, REPORT, ...) are for the
+    // application; a static handler answers 405 with Allow.
+    if (request_.content_length > options_.max_request_body) {
         refused = 413;
     } else if (path == "*") {
         refused = -1; // OPTIONS *: answered here
@@ -228,7 +229,7 @@ Connection::Next Connection::handle(std::size_t head_size) {
         exchange.send({});
     } else if (refused) {
         // A body we will not read (413) would be taken for the next request.
-        if (refused == 413 || refused == 501) exchange.close_after();
+        if (refused == 413) exchange.close_after();
         exchange.send_error(refused);
     } else {
         handler->serve(exchange);
