@@ -318,7 +318,7 @@ void Proxy::run(const ScriptTarget& first, std::string_view document_uri) {
                 return fail(503, "every backend connection stayed busy for queue_timeout");
             case AcquireError::client_gone:
             case AcquireError::none:
-                exchange_.close_after();
+                exchange_.abandon();
                 return;
             }
         }
@@ -444,7 +444,7 @@ bool Proxy::send_request(const ScriptTarget& script, std::string_view document_u
     if (retry) return false; // the caller sees retry through backend_ still set
     drop_backend();
     if (error == -ECONNABORTED || error == -ECANCELED) {
-        exchange_.close_after();
+        exchange_.abandon();
     } else if (error == -ETIMEDOUT) {
         fail(504, "sending the request to the backend timed out");
     } else {
@@ -480,7 +480,7 @@ void Proxy::drop_backend() {
 void Proxy::fail_reading(ssize_t result) {
     drop_backend();
     if (result == -ECONNABORTED || result == -ECANCELED) {
-        exchange_.close_after(); // the client left: nobody to answer
+        exchange_.abandon(); // the client left: nobody to answer
     } else if (result == -ETIMEDOUT) {
         fail(504, "the backend did not answer within read_timeout");
     } else if (result == 0) {

@@ -233,7 +233,7 @@ Connection::Next Connection::handle(std::size_t head_size) {
         exchange.send_error(refused);
     } else {
         handler->serve(exchange);
-        if (!exchange.responded()) {
+        if (!exchange.responded() && !exchange.abandoned()) {
             const int status = body_error_ == -EFBIG       ? 413
                                : body_error_ == -ETIMEDOUT ? 408
                                : body_error_ == -EPROTO    ? 400

@@ -58,6 +58,15 @@ public:
     void header_lines(std::string_view lines);
     // Closes the connection after this response.
     void close_after() { close_after_ = true; }
+    // The client left (or half-closed, which a proxy cannot tell from
+    // leaving) before its answer: none is sent, the access log says 499 (as
+    // nginx's), and the connection closes.
+    void abandon() {
+        close_after_ = true;
+        abandoned_ = true;
+        status_ = 499;
+    }
+    bool abandoned() const { return abandoned_; }
 
     // --- sending ---
     int send(std::string_view body);
@@ -102,6 +111,7 @@ private:
     int status_ = 200;
     State state_ = State::fresh;
     bool close_after_ = false;
+    bool abandoned_ = false;
     bool chunked_ = false;     // the body goes out in chunks
     bool overflow_ = false;    // a field did not fit, or held CR or LF: 500
     std::uint64_t length_ = 0; // announced body length, or kUnknownLength
