@@ -14,8 +14,9 @@
 // backend hangs up every connection; the client shuts down its side; the
 // loop stops. A connection still running at that stop outlived its client
 // and its backend: WEFT_FUZZ_STRICT=1 aborts there, so the fuzzer keeps the
-// input. Every input builds its own server, loop and fd table, so nothing
-// carries over, and ends with as many fds open as it began with (checked).
+// input. Every input builds its own server, loop and fd table on a thread of
+// its own (the handlers' per-thread caches go with it), so nothing carries
+// over, and ends with as many fds open as it began with (checked).
 //
 // The handlers' error log (stderr) goes to /dev/null unless WEFT_FUZZ_LOG=1,
 // which also shows what weft sent the client; the sanitizers' and
@@ -65,8 +66,8 @@ constexpr std::size_t kMaxParts = 64;
 
 enum Kind : std::uint8_t { kClient0 = 0, kCgiAnswer = 1, kRawAnswer = 2, kClient3 = 3 };
 
-// A client part: its bytes are written when the previous part has been
-// taken in and the loop is quiet.
+// A client part: the first is written before weft takes the connection,
+// each next one once the loop is quiet.
 constexpr std::uint8_t kShutClient = 0x04; // then shut down the write side; later parts dropped
 
 // An answer part: a CGI response (head and body) that the backend sends as
@@ -165,6 +166,10 @@ struct World {
 
 World* world = nullptr;
 
+// The deep directory's first name: six of these, a to f, make a path of
+// ~300 bytes.
+constexpr std::string_view kDeepName = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
 void write_file(const fs::path& path, std::string_view content) {
     fs::create_directories(path.parent_path());
     std::ofstream(path, std::ios::binary) << content;
@@ -175,8 +180,9 @@ void write_file(const fs::path& path, std::string_view content) {
 // precompressed twin, dotfiles, symlinks inside and out.
 void plant_tree(const fs::path& dir) {
     const fs::path www = dir / "www";
-    for (const char* script : {"index.php", "app.php", "dir/index.php", "dir/other.php",
-                               "sub.php/index.php", "front/index.php", "main.phtml"})
+    for (const char* script :
+         {"index.php", "app.php", "dir/index.php", "dir/other.php", "sub.php/index.php",
+          "front/index.php", "pass/main.phtml", "pass/x.php"})
         write_file(www / script, "<?php echo 'never run: the backend is scripted';\n");
     write_file(www / "page.html", "<p>a page</p>\n");
     write_file(www / "dir/file.txt", "a file beside an index script\n");
@@ -195,7 +201,7 @@ void plant_tree(const fs::path& dir) {
     write_file(www / "static/.secret", "a dotfile\n");
     write_file(www / "static/deny/x.txt", "denied\n");
     fs::path deep = www / "long";
-    for (char c = 'a'; c < 'g'; ++c) deep /= std::string(46, c);
+    for (char c = 'a'; c < 'g'; ++c) deep /= std::string(kDeepName.size(), c);
     write_file(deep / "index.php", "<?php\n");
     write_file(deep / "x.php", "<?php\n");
     write_file(deep / "file.txt", "deep\n");
@@ -203,6 +209,13 @@ void plant_tree(const fs::path& dir) {
     fs::create_symlink("../outside.txt", www / "escape.txt");
     fs::create_symlink("dir", www / "dirlink");
     fs::create_symlink("../static/a.txt", www / "static/sub/link.txt");
+    // The root of `files /follow`, which follows symlinks out of it.
+    const fs::path follow = dir / "links/follow";
+    fs::create_directories(follow);
+    fs::create_symlink("../../www/page.html", follow / "page.html");
+    fs::create_symlink("../../outside.txt", follow / "escape.txt");
+    fs::create_symlink("../../www/static", follow / "static");
+    fs::create_symlink("missing", follow / "dangling");
 }
 
 // The configuration: timeouts of an hour (nothing waits on a clock), a small
@@ -232,6 +245,7 @@ site {
         deny = /static/deny
     }
     files /follow {
+        root = DIR/links
         follow_symlinks = on
         index = page.html
     }
@@ -262,7 +276,7 @@ site {
 }
 site {
     host = other.example
-    root = DIR/www/long
+    root = DIR/www/long/DEEP
     fastcgi / {
         upstream = php
         follow_symlinks = on
@@ -270,6 +284,8 @@ site {
 }
 )";
     for (std::size_t at; (at = text.find("DIR")) != std::string::npos;) text.replace(at, 3, dir);
+    const std::size_t deep = text.find("DEEP");
+    text.replace(deep, 4, kDeepName);
     return text;
 }
 
@@ -297,6 +313,12 @@ public:
     Session(Loop& loop, const Script& script, int client)
         : loop_(loop), script_(script), client_(client) {}
 
+    // The client's first part, before weft takes the connection: as with
+    // TCP_DEFER_ACCEPT, the request is there when it looks.
+    void start() {
+        if (!script_.client.empty()) unsent_ = script_.client[next_piece_++];
+        pump_client();
+    }
     // The tasks' bodies.
     void drive();
     void accept_backends();
@@ -556,6 +578,7 @@ void serve(const Script& script) {
     const std::uint16_t handler =
         loop.add_handler([&server](int fd) { return http::serve_connection(fd, server); });
     Session session(loop, script, pair[0]);
+    session.start();
     loop.spawn([&session] { session.accept_backends(); });
     loop.spawn([&session] { session.drive(); });
     loop.defer([&loop, &pair, handler] { loop.adopt(pair[1], handler); });

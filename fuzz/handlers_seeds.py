@@ -52,6 +52,7 @@ def post(path, body, extra=b""):
 
 OK = b"Status: 200 OK\r\nContent-Type: text/html\r\n\r\n<p>hello</p>\n"
 DEEP = b"/long/" + b"/".join(bytes([c]) * 46 for c in b"abcdef") + b"/"
+OTHER_DEEP = b"/" + b"/".join(bytes([c]) * 46 for c in b"bcdef") + b"/"  # the other site's root is /long/aaa...
 
 SEEDS = {
     # The fastcgi handler: scripts, index scripts, PATH_INFO, queries.
@@ -61,7 +62,9 @@ SEEDS = {
                         cgi(b"Status: 404 Not Found\r\nX-Powered-By: PHP\r\n"
                             b"Set-Cookie: a=b\r\nSet-Cookie: c=d\r\n\r\nmissing")],
     "deep_index_script": [client(get(DEEP)), cgi(OK)],
-    "other_site": [client(get(b"/" + b"b" * 46 + b"/", host="other.example")), cgi(OK)],
+    "other_site": [client(get(OTHER_DEEP + b"x.php", host="other.example") +
+                          get(OTHER_DEEP, host="OTHER.example:8080") +
+                          get(b"/" + b"b" * 46 + b"/", host="other.example")), cgi(OK), cgi(OK)],
     "head_with_length": [client(b"HEAD /app.php HTTP/1.1\r\nHost: x\r\n\r\n"),
                          cgi(b"Content-Length: 5\r\nContent-Type: text/plain\r\n\r\n")],
     "content_length_mismatch": [client(get(b"/app.php")),
@@ -112,13 +115,15 @@ SEEDS = {
                                   + get(b"/.hidden") + get(b"/escape.txt"))],
     "front_controller": [client(get(b"/front/no/such/page") + get(b"/front/private/secret.txt")),
                          cgi(OK)],
-    "pass_phtml": [client(get(b"/pass/") + get(b"/main.phtml")), cgi(OK), cgi(OK)],
+    "pass_phtml": [client(get(b"/pass/") + get(b"/pass/x.php/info")), cgi(OK), cgi(OK)],
     # The files handler: ranges, conditionals, precompressed twins, listings.
     "files_ranges": [client(get(b"/static/big.txt", extra=b"Range: bytes=0-9,100-199,-5\r\n")
                             + get(b"/static/a.txt", extra=b"If-None-Match: *\r\n"))],
     "files_gzip_listing": [client(get(b"/static/a.txt", extra=b"Accept-Encoding: gzip\r\n")
                                   + get(b"/static/sub/") + get(b"/static/deny/x.txt")
-                                  + get(b"/static/.secret") + get(b"/follow/escape.txt"))],
+                                  + get(b"/static/.secret") + get(b"/follow/escape.txt")
+                                  + get(b"/follow/") + get(b"/follow/static/a.txt")
+                                  + get(b"/follow/dangling"))],
     "response_redirect": [client(get(b"/health") + get(b"/old/path?q") +
                                  b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n")],
     # The client's bytes in pieces, and left open (keep-alive).
