@@ -29,7 +29,9 @@
 //   loop's wheel), so the children go back to the pool for other clients
 //   (a second server, a cron job) before PHP-FPM's own timeouts end them.
 // So max_conns above pm.max_children is safe; it costs keep-alive only
-// while the surplus waits in the backlog.
+// while the surplus waits in the backlog. The handler reports the first
+// answer byte (Backend::answered); were it not to, a stall would last until
+// the connection is given back: as safe, with more reconnects.
 //
 // Servers are tried round robin. One whose connect fails (refused, socket
 // missing, timed out) is skipped for kFailTimeoutMs while others are tried;
@@ -188,7 +190,10 @@ public:
     // ends: a new connection past this is in the backlog or runs a slow
     // script; for the one, waiting longer only delays it, for the other,
     // the idle connections closed cost a reconnect each. On the first use
-    // of each connection only, never on a kept one.
+    // of each connection only, never on a kept one. Not 0: every new
+    // connection would then close the idle ones, whose loops open new ones
+    // in turn; measured with 8 children, max_conns 8, 2 loops, 4,000
+    // requests of a 5 ms script: 3,970 connects at 0 ms, 8 at 100 ms.
     static constexpr std::uint32_t kStallMs = 100;
 
 private:
