@@ -73,6 +73,7 @@ upstream php {
     connect_timeout = 2s
     read_timeout = 60s
     queue_timeout = 5s
+    keepalive_timeout = 5s
 }
 
 site {
@@ -120,6 +121,7 @@ site {
     CHECK(c.upstreams[0].max_conns == 4);
     CHECK(c.upstreams[0].read_timeout == 60s);
     CHECK(c.upstreams[0].queue_timeout == 5s);
+    CHECK(c.upstreams[0].keepalive_timeout == 5s);
     REQUIRE(c.sites.size() == 1);
     const Site& site = c.sites[0];
     CHECK(site.root == "/var/www/html");
@@ -197,6 +199,25 @@ TEST_CASE("schema errors name file, line, column and what was expected", "[confi
     CHECK(failure("root = ${NOPE}\n") ==
           "test.conf:1:8: environment variable NOPE is not set (write ${NOPE:-default} to give "
           "a default)");
+}
+
+TEST_CASE("an upstream closes idle connections after 4 s by default, never with 0", "[config]") {
+    const auto upstream = [](std::string_view lines) {
+        return load("upstream php {\n  server = unix:/run/php.sock\n" + std::string(lines) + "}\n")
+            .upstreams.at(0);
+    };
+    const Upstream defaults = upstream("");
+    CHECK(defaults.keepalive == 8);
+    CHECK(defaults.max_conns == 5);
+    CHECK(defaults.keepalive_timeout == 4s);
+    CHECK(upstream("  keepalive_timeout = 250ms\n").keepalive_timeout == 250ms);
+    CHECK(upstream("  keepalive_timeout = 2m\n").keepalive_timeout == 2min);
+    CHECK(upstream("  keepalive_timeout = 0\n").keepalive_timeout == 0s);
+    CHECK(failure("upstream php {\n  server = unix:/a\n  keepalive_timeout = later\n}\n") ==
+          "test.conf:3:23: expected a duration such as 250ms, 15s, 2m or 1h, not 'later'");
+    CHECK(failure("upstream php {\n  server = unix:/a\n  keep_alive_timeout = 1s\n}\n") ==
+          "test.conf:3:3: unknown key 'keep_alive_timeout' in an upstream (did you mean "
+          "'keepalive_timeout'?)");
 }
 
 TEST_CASE("a response status is a final one, 200 to 599", "[config]") {

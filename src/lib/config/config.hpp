@@ -18,13 +18,25 @@ using std::chrono::milliseconds;
 struct Upstream {
     std::string name;
     std::vector<Address> servers;
+    // Idle connections kept open (FCGI_KEEP_CONN); at most max_conns are
+    // open anyway, so by default every connection may be kept: idle ones
+    // hold PHP-FPM children, but only for keepalive_timeout, and never while
+    // a request of ours may wait for a child (fastcgi/upstream.hpp).
     unsigned keepalive = 8;
-    unsigned max_conns = 5; // PHP-FPM's default pm.max_children; set it to yours
+    // The cap on open connections: PHP-FPM's shipped pool has
+    // pm.max_children = 5. Set it to your pool's: above it is safe (the
+    // surplus waits in PHP-FPM's backlog, and keep-alive pauses meanwhile),
+    // below it leaves children unused.
+    unsigned max_conns = 5;
     milliseconds connect_timeout{2'000};
     milliseconds read_timeout{60'000};
     // How long a request waits for a connection when max_conns are busy
     // before it is answered 503.
     milliseconds queue_timeout{60'000};
+    // How long a kept connection stays idle before it is closed, giving its
+    // child back to the pool: under PHP-FPM's own idle limits (ondemand's
+    // pm.process_idle_timeout = 10s), so weft closes first. 0: never.
+    milliseconds keepalive_timeout{4'000};
 };
 
 struct ResponseHandler {

@@ -234,6 +234,7 @@ const Key<Upstream> kUpstreamKeys[] = {
     {"connect_timeout", field<Upstream, &Upstream::connect_timeout, &Parser::duration>},
     {"read_timeout", field<Upstream, &Upstream::read_timeout, &Parser::duration>},
     {"queue_timeout", field<Upstream, &Upstream::queue_timeout, &Parser::duration>},
+    {"keepalive_timeout", field<Upstream, &Upstream::keepalive_timeout, &Parser::duration>},
 };
 
 const Key<ResponseHandler> kResponseKeys[] = {

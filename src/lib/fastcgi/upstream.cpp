@@ -32,10 +32,17 @@ void wake_up(const Ref<TriggerEvent>& wake) {
 
 // --- Backend ------------------------------------------------------------------
 
-Backend::Backend(int fd, const Address& server, std::size_t server_index)
-    : fd_(fd), server_(&server), server_index_(server_index) {}
+Backend::Backend(Upstream& upstream, int fd, const Address& server, std::size_t server_index)
+    : upstream_(&upstream), fd_(fd), server_(&server), server_index_(server_index) {
+    clock_.backend = this;
+    clock_.fire = [](Timer& timer) {
+        Backend* backend = static_cast<Clock&>(timer).backend;
+        backend->upstream_->on_clock(backend);
+    };
+}
 
 Backend::~Backend() {
+    clock_.cancel();
     detach();
     ::close(fd_);
 }
@@ -81,13 +88,14 @@ Upstream::~Upstream() {
     while (Backend* b = idle_) {
         unlink_idle(b);
         b->proxy_ = nullptr;
+        b->clock_.prev = b->clock_.next = nullptr; // its wheel went with its loop
         delete b;
     }
 }
 
 Upstream::Counts Upstream::counts() {
     std::lock_guard lock(mutex_);
-    return {open_, idle_count_, waiting_};
+    return {open_, idle_count_, waiting_, stalled_};
 }
 
 void Upstream::push_idle(Backend* backend) {
@@ -95,7 +103,13 @@ void Upstream::push_idle(Backend* backend) {
     backend->next_ = idle_;
     if (idle_) idle_->prev_ = backend;
     idle_ = backend;
+    backend->idle_ = true;
     ++idle_count_;
+    // On its loop (release() and hand-overs run there): its wheel.
+    if (const std::uint32_t ms = options_.keepalive_timeout_ms) {
+        Loop& loop = *backend->loop_;
+        loop.timers().arm(backend->clock_, loop.now() + ms);
+    }
 }
 
 void Upstream::unlink_idle(Backend* backend) {
@@ -103,7 +117,9 @@ void Upstream::unlink_idle(Backend* backend) {
     if (backend->next_) backend->next_->prev_ = backend->prev_;
     if (idle_ == backend) idle_ = backend->next_;
     backend->prev_ = backend->next_ = nullptr;
+    backend->idle_ = false;
     --idle_count_;
+    // Its clock is left to its loop: whoever took it cancels it there.
 }
 
 void Upstream::unlink_waiter(Waiter& w) {
@@ -137,12 +153,16 @@ bool Upstream::hand_over(Backend* backend, Waiter*& woken) {
 
 void Upstream::ask_loop_to_hand_over(Backend* backend) {
     backend->loop_->post([this, backend] {
+        backend->clock_.cancel(); // before it may change loops
         Ref<TriggerEvent> wake;
         bool close_it = false;
         {
             std::lock_guard lock(mutex_);
             Waiter* w = nullptr;
-            if (hand_over(backend, w)) {
+            if (stalled_ > 0) {
+                close_it = true; // its child goes to the backlog; its slot to the waiter
+                wake = free_slot();
+            } else if (hand_over(backend, w)) {
                 wake = w->wake;
             } else if (idle_count_ < options_.keepalive) {
                 push_idle(backend); // nobody waits any more
@@ -156,17 +176,81 @@ void Upstream::ask_loop_to_hand_over(Backend* backend) {
     });
 }
 
+void Upstream::ask_loop_to_close(Backend* backend) {
+    backend->loop_->post([this, backend] {
+        Ref<TriggerEvent> wake;
+        {
+            std::lock_guard lock(mutex_);
+            wake = free_slot();
+        }
+        delete backend;
+        wake_up(wake);
+    });
+}
+
+Ref<TriggerEvent> Upstream::free_slot() {
+    --open_;
+    Waiter* w = nullptr;
+    if (!hand_over(nullptr, w)) return {};
+    ++open_;
+    return w->wake;
+}
+
 void Upstream::give_back_slot() {
     Ref<TriggerEvent> wake;
     {
         std::lock_guard lock(mutex_);
-        --open_;
-        Waiter* w = nullptr;
-        if (hand_over(nullptr, w)) {
-            ++open_;
-            wake = w->wake;
-        }
+        wake = free_slot();
     }
+    wake_up(wake);
+}
+
+// --- children held ------------------------------------------------------------
+
+void Upstream::settle(Backend* backend) {
+    backend->unanswered_ = false;
+    backend->clock_.cancel();
+    if (!backend->stalled_) return;
+    backend->stalled_ = false;
+    std::lock_guard lock(mutex_);
+    --stalled_;
+}
+
+void Upstream::on_clock(Backend* backend) {
+    if (backend->unanswered_)
+        stall(backend);
+    else
+        expire(backend);
+}
+
+void Upstream::stall(Backend* backend) {
+    backend->stalled_ = true;
+    Backend* idle = nullptr;
+    {
+        std::lock_guard lock(mutex_);
+        ++stalled_;
+        idle = idle_;
+        for (Backend* b = idle; b; b = b->next_) b->idle_ = false;
+        idle_ = nullptr;
+        idle_count_ = 0;
+    }
+    // Out of the list: only the posted close touches them from here.
+    while (Backend* b = idle) {
+        idle = b->next_;
+        b->prev_ = b->next_ = nullptr;
+        ask_loop_to_close(b);
+    }
+}
+
+void Upstream::expire(Backend* backend) {
+    Ref<TriggerEvent> wake;
+    {
+        std::lock_guard lock(mutex_);
+        if (!backend->idle_) return; // taken: its taker's post cancels the clock
+        unlink_idle(backend);
+        wake = free_slot();
+    }
+    delete backend;
     wake_up(wake);
 }
 
@@ -178,6 +262,7 @@ Backend* Upstream::acquire(ClientWatch& client, AcquireError& error) {
     for (Backend* b = idle_; b; b = b->next_) {
         if (b->loop_ == &loop) {
             unlink_idle(b);
+            b->clock_.cancel();
             return b;
         }
     }
@@ -243,6 +328,9 @@ Backend* Upstream::connect(AcquireError& error) {
             int failure = 0;
             if (Backend* b = connect_to(i, failure)) {
                 down_until_[i].store(0, std::memory_order_relaxed);
+                // Maybe in the backlog, until a first answer byte says not.
+                b->unanswered_ = true;
+                loop.timers().arm(b->clock_, loop.now() + kStallMs);
                 return b;
             }
             timed_out = timed_out || failure == -ETIMEDOUT;
@@ -278,7 +366,7 @@ Backend* Upstream::connect_to(std::size_t index, int& failure) {
         ::close(fd);
         return nullptr;
     }
-    auto* backend = new Backend(fd, server, index);
+    auto* backend = new Backend(*this, fd, server, index);
     backend->attach(*Loop::current());
     if (result < 0) {
         // A TCP connect in progress: writable when it is done either way.
@@ -303,29 +391,23 @@ Backend* Upstream::connect_to(std::size_t index, int& failure) {
 // --- giving back --------------------------------------------------------------
 
 void Upstream::release(Backend* backend, bool keep) {
+    settle(backend);
     Ref<TriggerEvent> wake;
     bool close_it = false;
     {
         std::lock_guard lock(mutex_);
         Waiter* w = nullptr;
-        if (keep) {
-            ++backend->requests_;
-            if (hand_over(backend, w)) {
-                wake = w->wake;
-            } else if (idle_count_ < options_.keepalive) {
-                push_idle(backend);
-            } else {
-                close_it = true;
-            }
+        if (keep) ++backend->requests_;
+        // While a request of ours may wait in the backlog, no child is kept
+        // from it: closed, this connection's child takes the backlog's next.
+        const bool keep_it = keep && stalled_ == 0;
+        if (keep_it && hand_over(backend, w)) {
+            wake = w->wake;
+        } else if (keep_it && idle_count_ < options_.keepalive) {
+            push_idle(backend);
         } else {
             close_it = true;
-        }
-        if (close_it) {
-            --open_;
-            if (hand_over(nullptr, w)) {
-                ++open_;
-                wake = w->wake;
-            }
+            wake = free_slot();
         }
     }
     if (close_it) delete backend;
@@ -333,6 +415,7 @@ void Upstream::release(Backend* backend, bool keep) {
 }
 
 Backend* Upstream::reconnect(Backend* backend, AcquireError& error) {
+    settle(backend);
     delete backend; // its slot stays taken, for the new one
     return connect(error);
 }

@@ -504,6 +504,7 @@ Proxy::Outcome Proxy::read_response() {
             fail_reading(n); // a response begun is cut short: the client's connection closes
             return Outcome::done;
         }
+        if (first) b.answered(); // a child has it: the pool keeps children again
         const std::string_view input{b.in, static_cast<std::size_t>(n)};
         std::size_t pos = 0;
         for (;;) {
@@ -691,6 +692,7 @@ fastcgi::UpstreamOptions upstream_options(const config::Upstream& upstream) {
     options.connect_timeout_ms = to_ms(upstream.connect_timeout);
     options.read_timeout_ms = to_ms(upstream.read_timeout);
     options.queue_timeout_ms = to_ms(upstream.queue_timeout);
+    options.keepalive_timeout_ms = to_ms(upstream.keepalive_timeout);
     return options;
 }
 
