@@ -63,6 +63,7 @@ Loop::~Loop() {
     abort_all();
     drain_posts();
     abort_all();
+    while (parked_head_ >= 0) close_connection(parked_head_); // releases their states
     current_ = nullptr;
     for (Listener& listener : listeners_) {
         listener.pause.cancel();
@@ -276,7 +277,13 @@ int Loop::adopt_accepted(int fd, std::uint16_t handler) {
         FdEntry& e = entry_of(timer);
         Loop& loop = *Loop::current();
         if (!e.task) {
-            loop.close_connection(loop.table_.fd_of(e));
+            // Parked: closed, unless its handler left something to finish.
+            const int fd = loop.table_.fd_of(e);
+            if (e.data) {
+                loop.unpark(fd, false);
+            } else {
+                loop.close_connection(fd);
+            }
         } else if (e.task->waiting) {
             loop.wake(*e.task->coroutine, -ETIMEDOUT);
         } else if (!e.task->pending) {
@@ -286,7 +293,7 @@ int Loop::adopt_accepted(int fd, std::uint16_t handler) {
     return start_connection(fd);
 }
 
-int Loop::start_connection(int fd) {
+int Loop::start_connection(int fd, bool run_now) {
     FdEntry& entry = table_[fd];
     const std::uint16_t handler = entry.handler;
     CoroutinePtr coroutine =
@@ -299,18 +306,23 @@ int Loop::start_connection(int fd) {
         return -error;
     }
     Task* task = new_task(std::move(coroutine), fd);
+    task->parked = static_cast<ParkedState*>(std::exchange(entry.data, nullptr));
     entry.task = task;
     entry.waiting = 0;
-    run_task(task);
+    if (run_now) {
+        run_task(task);
+    } else {
+        queue(task, 0);
+    }
     return 0;
 }
 
-void Loop::unpark(int fd) {
+void Loop::unpark(int fd, bool run_now) {
     FdEntry& entry = table_[fd];
     unlink_parked(fd);
     entry.ready &= ~kReadable;
     entry.timer.cancel(); // the idle timeout ends with the idling
-    start_connection(fd);
+    start_connection(fd, run_now);
 }
 
 void Loop::run_task(Task* task) {
@@ -370,6 +382,7 @@ void Loop::after_resume(Task* task, std::int64_t value) {
 void Loop::end_task(Task* task, std::int64_t result) {
     const int fd = task->fd;
     const bool finished = task->coroutine->finished();
+    ParkedState* const parked = task->parked;
     // Destroying a suspended coroutine unwinds it (coroutine.hpp); its
     // defers release what it awaited.
     task->coroutine.reset();
@@ -379,6 +392,10 @@ void Loop::end_task(Task* task, std::int64_t result) {
     FdEntry& entry = table_[fd];
     entry.task = nullptr;
     entry.waiting = 0;
+    // Its watchers were on its stack and are gone: data is free for the state
+    // it leaves (released if it closes).
+    assert(!entry.data && "a watcher outlived its connection's task");
+    entry.data = parked;
     const bool parks = finished && yield_op(result) == static_cast<std::uint32_t>(Op::want_read) &&
                        !stopping_ && !(entry.ready & kHungUp);
     if (!parks) {
@@ -499,8 +516,10 @@ void Loop::clear_timeout(int fd) {
 
 void Loop::close_connection(int fd) {
     FdEntry& entry = table_[fd];
+    assert(!entry.task);
     unlink_parked(fd);
     entry.timer.cancel();
+    if (auto* state = static_cast<ParkedState*>(entry.data)) state->release(state);
     table_.reset(fd);
     ::close(fd); // also leaves the epoll set: nothing else holds the file
 }
@@ -534,15 +553,9 @@ void Loop::dispatch(const epoll_event& event) {
 void Loop::on_ready(int fd, FdEntry& entry, std::uint32_t events) {
     const std::uint8_t ready = readiness_of(events);
     entry.ready |= ready;
-    if (entry.data) {
-        // The watcher may unwatch (and free the entry) from here.
-        auto* watcher = static_cast<FdWatcher*>(entry.data);
-        watcher->on_ready(*watcher, ready | (entry.ready & (kPeerClosed | kHungUp)));
-        if (entry.kind == FdKind::watched || entry.kind == FdKind::free) return;
-    }
-    if (!entry.task) {
-        // A parked connection: bytes (or a hang-up) start a coroutine again.
-        if (entry.kind != FdKind::connection) return;
+    if (!entry.task && entry.kind == FdKind::connection) {
+        // A parked connection (its data is a ParkedState, not a watcher):
+        // bytes start a coroutine again; a hang-up closes it.
         if (entry.ready & kHungUp) {
             close_connection(fd);
         } else if (entry.ready & kReadable) {
@@ -550,6 +563,13 @@ void Loop::on_ready(int fd, FdEntry& entry, std::uint32_t events) {
         }
         return;
     }
+    if (entry.data) {
+        // The watcher may unwatch (and free the entry) from here.
+        auto* watcher = static_cast<FdWatcher*>(entry.data);
+        watcher->on_ready(*watcher, ready | (entry.ready & (kPeerClosed | kHungUp)));
+        if (entry.kind == FdKind::watched || entry.kind == FdKind::free) return;
+    }
+    if (!entry.task) return;
     if (!entry.waiting || !(entry.ready & (entry.waiting | kHungUp))) return;
     const std::int64_t value = take_ready(entry, entry.waiting);
     wake(*entry.task->coroutine, value);
@@ -606,7 +626,16 @@ void Loop::pause_accepting(Listener& listener) {
 }
 
 void Loop::close_parked() {
-    while (parked_head_ >= 0) close_connection(parked_head_);
+    // One parked in the middle of something (a ParkedState) is given a
+    // coroutine to finish it, as a running request is; the others close.
+    while (parked_head_ >= 0) {
+        const int fd = parked_head_;
+        if (table_[fd].data) {
+            unpark(fd, false);
+        } else {
+            close_connection(fd);
+        }
+    }
 }
 
 void Loop::post(std::function<void()> fn) {

@@ -19,15 +19,32 @@
 
 #include <sys/epoll.h>
 
+#include <cassert>
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace weft {
+
+// What a connection's handler leaves with the connection when it parks in
+// the middle of something (the part of a request head received so far), so
+// that a slow client holds no coroutine stack. While the connection is
+// parked the loop keeps it in the fd's entry (FdEntry::data: watchers live on
+// a task's stack, so none watches a connection without one), then in the
+// Task of the next coroutine until its handler takes it (Loop::take_parked).
+// Such a connection is not closed behind its handler's back when its timeout
+// fires or the loop stops: it is given a coroutine, as for bytes, so the
+// handler can finish what it began (a 408, or the request). A hang-up closes
+// it like any parked connection; whenever the loop closes it, or its task
+// ends without taking it, the loop calls `release`.
+struct ParkedState {
+    void (*release)(ParkedState* self);
+};
 
 struct Task {
     CoroutinePtr coroutine;
@@ -43,6 +60,9 @@ struct Task {
     std::int64_t wake_value = 0;
     void* waiter = nullptr;     // the event layer's Waker while it waits there
     void* completion = nullptr; // the event layer's event for its end, if asked
+    // A connection task's ParkedState: from the entry when it starts, until
+    // its handler takes it; the one it leaves when it parks again.
+    ParkedState* parked = nullptr;
 };
 
 // Something above the loop that watches an fd (the event layer's PollProxy):
@@ -149,8 +169,22 @@ public:
     // Runs `fn` after this tick's events; loop thread only.
     void defer(std::function<void()> fn);
 
+    // A connection's ParkedState, from its own task: left just before the
+    // handler returns Op::want_read (an Op that closes releases it), and
+    // taken back by the next coroutine of the connection (nullptr: nothing
+    // was left). No syscall, nothing allocated.
+    void leave_parked(int fd, ParkedState* state) {
+        assert(table_[fd].task && !table_[fd].task->parked);
+        table_[fd].task->parked = state;
+    }
+    ParkedState* take_parked(int fd) {
+        Task* task = table_[fd].task;
+        return task ? std::exchange(task->parked, nullptr) : nullptr;
+    }
+
     // The fd's timeout: `ms` from now its waiting task is woken with
-    // -ETIMEDOUT, or a parked connection is closed. Re-setting replaces it.
+    // -ETIMEDOUT, or a parked connection is closed (or, with a ParkedState,
+    // given a coroutine). Re-setting replaces it.
     void set_timeout(int fd, std::uint32_t ms);
     void clear_timeout(int fd);
 
@@ -183,9 +217,9 @@ private:
     void after_resume(Task* task, std::int64_t value);
     void end_task(Task* task, std::int64_t result);
     void free_task(Task* task);
-    int start_connection(int fd);
+    int start_connection(int fd, bool run_now = true);
     int adopt_accepted(int fd, std::uint16_t handler);
-    void unpark(int fd);
+    void unpark(int fd, bool run_now = true);
     void queue(Task* task, std::int64_t value);
 
     void wait_on(Task* task, int fd, std::uint8_t interest);
