@@ -45,15 +45,6 @@ ssize_t send_message(int fd, const msghdr* message, int flags) {
     return ::syscall(SYS_sendmsg, fd, message, flags);
 }
 
-// Whether an earlier coroutine of this connection parked it: the loop
-// registers a connection with epoll only once it waits or parks, and a
-// fresh one starts with a zeroed entry. No syscall: the loop has just
-// looked at that entry to start this coroutine.
-bool parked_before(int fd) {
-    Loop* loop = Loop::current();
-    return loop && loop->table()[fd].registered != 0;
-}
-
 // The part of a request head a connection received before it parked, kept
 // with the parked fd rather than on a coroutine's stack: a block just its
 // size, the head's deadline, and whether the connection idles as kept alive.
@@ -90,8 +81,17 @@ std::int64_t serve_connection(int fd, const Server& server) {
 }
 
 Connection::Connection(int fd, const Server& server)
-    : fd_(fd), server_(server), options_(server.options), parser_(server.options.parser),
-      kept_alive_(parked_before(fd)) {}
+    : fd_(fd), server_(server), options_(server.options), parser_(server.options.parser) {
+    // No syscall: the loop has just looked at the fd's entry to start this
+    // coroutine. An earlier coroutine of this connection parked it if it is
+    // registered with epoll (the loop registers a connection only once it
+    // waits or parks; a fresh one starts with a zeroed entry), and may have
+    // left a head begun.
+    Loop* loop = Loop::current();
+    if (!loop) return;
+    kept_alive_ = loop->table()[fd].registered != 0;
+    if (ParkedState* parked = loop->take_parked(fd)) resume_head(parked);
+}
 
 // --- waiting ------------------------------------------------------------------
 
@@ -179,9 +179,6 @@ void Connection::flush() {
 // --- the request loop ---------------------------------------------------------
 
 std::int64_t Connection::run() {
-    // Every coroutine of a connection starts here: whatever the last one
-    // parked with comes back first.
-    if (ParkedState* parked = Loop::current()->take_parked(fd_)) resume_head(parked);
     for (;;) {
         // The next request moves to the front of the buffer.
         if (pos_ == end_) {

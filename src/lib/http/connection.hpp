@@ -130,7 +130,7 @@ private:
     // parked: it idles under keep_alive_timeout, else request_timeout. Also
     // when this coroutine finds no request (woken for bytes an earlier one
     // read, or for empty lines): each park starts a new coroutine.
-    bool kept_alive_;
+    bool kept_alive_ = false;
     // The last read returned less than it asked for: the socket was empty
     // then, so whatever arrives later raises a fresh readiness edge.
     bool drained_ = false;

@@ -63,7 +63,10 @@ Loop::~Loop() {
     abort_all();
     drain_posts();
     abort_all();
-    while (parked_head_ >= 0) close_connection(parked_head_); // releases their states
+    // Parked connections are closed, their states released.
+    for (const int fd : finishing_)
+        if (parked_with_state(fd)) close_connection(fd);
+    while (parked_head_ >= 0) close_connection(parked_head_);
     current_ = nullptr;
     for (Listener& listener : listeners_) {
         listener.pause.cancel();
@@ -280,7 +283,7 @@ int Loop::adopt_accepted(int fd, std::uint16_t handler) {
             // Parked: closed, unless its handler left something to finish.
             const int fd = loop.table_.fd_of(e);
             if (e.data) {
-                loop.unpark(fd, false);
+                loop.finishing_.push_back(fd);
             } else {
                 loop.close_connection(fd);
             }
@@ -293,7 +296,7 @@ int Loop::adopt_accepted(int fd, std::uint16_t handler) {
     return start_connection(fd);
 }
 
-int Loop::start_connection(int fd, bool run_now) {
+int Loop::start_connection(int fd) {
     FdEntry& entry = table_[fd];
     const std::uint16_t handler = entry.handler;
     CoroutinePtr coroutine =
@@ -306,23 +309,35 @@ int Loop::start_connection(int fd, bool run_now) {
         return -error;
     }
     Task* task = new_task(std::move(coroutine), fd);
-    task->parked = static_cast<ParkedState*>(std::exchange(entry.data, nullptr));
     entry.task = task;
     entry.waiting = 0;
-    if (run_now) {
-        run_task(task);
-    } else {
-        queue(task, 0);
-    }
+    run_task(task);
     return 0;
 }
 
-void Loop::unpark(int fd, bool run_now) {
+void Loop::unpark(int fd) {
     FdEntry& entry = table_[fd];
     unlink_parked(fd);
     entry.ready &= ~kReadable;
     entry.timer.cancel(); // the idle timeout ends with the idling
-    start_connection(fd, run_now);
+    start_connection(fd);
+}
+
+bool Loop::parked_with_state(int fd) {
+    const FdEntry& entry = table_[fd];
+    return entry.kind == FdKind::connection && entry.loop == index_ && !entry.task && entry.data;
+}
+
+void Loop::start_finishing() {
+    // At the top of a round, not inside a timer's callback or stop(). One
+    // closed meanwhile is skipped; another connection parked with a state
+    // under the same number since is harmless: its handler finds nothing to
+    // finish yet and parks again.
+    while (!finishing_.empty()) {
+        const int fd = finishing_.back();
+        finishing_.pop_back();
+        if (parked_with_state(fd)) unpark(fd);
+    }
 }
 
 void Loop::run_task(Task* task) {
@@ -382,7 +397,6 @@ void Loop::after_resume(Task* task, std::int64_t value) {
 void Loop::end_task(Task* task, std::int64_t result) {
     const int fd = task->fd;
     const bool finished = task->coroutine->finished();
-    ParkedState* const parked = task->parked;
     // Destroying a suspended coroutine unwinds it (coroutine.hpp); its
     // defers release what it awaited.
     task->coroutine.reset();
@@ -392,10 +406,6 @@ void Loop::end_task(Task* task, std::int64_t result) {
     FdEntry& entry = table_[fd];
     entry.task = nullptr;
     entry.waiting = 0;
-    // Its watchers were on its stack and are gone: data is free for the state
-    // it leaves (released if it closes).
-    assert(!entry.data && "a watcher outlived its connection's task");
-    entry.data = parked;
     const bool parks = finished && yield_op(result) == static_cast<std::uint32_t>(Op::want_read) &&
                        !stopping_ && !(entry.ready & kHungUp);
     if (!parks) {
@@ -631,7 +641,8 @@ void Loop::close_parked() {
     while (parked_head_ >= 0) {
         const int fd = parked_head_;
         if (table_[fd].data) {
-            unpark(fd, false);
+            unlink_parked(fd);
+            finishing_.push_back(fd);
         } else {
             close_connection(fd);
         }
@@ -723,6 +734,7 @@ void Loop::run() {
     running_loop_ = true;
     epoll_event events[kMaxEvents];
     for (;;) {
+        start_finishing();
         run_ready();
         run_deferred();
         if (stopping_ && (live_tasks_ == 0 || past_deadline())) break;

@@ -33,15 +33,15 @@ namespace weft {
 
 // What a connection's handler leaves with the connection when it parks in
 // the middle of something (the part of a request head received so far), so
-// that a slow client holds no coroutine stack. While the connection is
-// parked the loop keeps it in the fd's entry (FdEntry::data: watchers live on
-// a task's stack, so none watches a connection without one), then in the
-// Task of the next coroutine until its handler takes it (Loop::take_parked).
-// Such a connection is not closed behind its handler's back when its timeout
-// fires or the loop stops: it is given a coroutine, as for bytes, so the
-// handler can finish what it began (a 408, or the request). A hang-up closes
-// it like any parked connection; whenever the loop closes it, or its task
-// ends without taking it, the loop calls `release`.
+// that a slow client holds no coroutine stack. The loop keeps it in the fd's
+// entry (FdEntry::data) from the moment the handler leaves it, just before it
+// returns, until the next coroutine of the connection takes it back, first
+// thing: meanwhile nothing can watch the fd (watchers live on a task's
+// stack), so data means nothing else. Such a connection is not closed behind
+// its handler's back when its timeout fires or the loop stops: it is given a
+// coroutine, as for bytes, so the handler can finish what it began (a 408,
+// or the request). A hang-up closes it like any parked connection; whenever
+// the loop closes it, the loop calls `release`.
 struct ParkedState {
     void (*release)(ParkedState* self);
 };
@@ -60,9 +60,6 @@ struct Task {
     std::int64_t wake_value = 0;
     void* waiter = nullptr;     // the event layer's Waker while it waits there
     void* completion = nullptr; // the event layer's event for its end, if asked
-    // A connection task's ParkedState: from the entry when it starts, until
-    // its handler takes it; the one it leaves when it parks again.
-    ParkedState* parked = nullptr;
 };
 
 // Something above the loop that watches an fd (the event layer's PollProxy):
@@ -171,15 +168,17 @@ public:
 
     // A connection's ParkedState, from its own task: left just before the
     // handler returns Op::want_read (an Op that closes releases it), and
-    // taken back by the next coroutine of the connection (nullptr: nothing
-    // was left). No syscall, nothing allocated.
+    // taken back by the next coroutine of the connection first thing, before
+    // anything could watch the fd (nullptr: nothing was left). No syscall,
+    // nothing allocated: it is the fd's entry, which the loop has just read
+    // to start the coroutine.
     void leave_parked(int fd, ParkedState* state) {
-        assert(table_[fd].task && !table_[fd].task->parked);
-        table_[fd].task->parked = state;
+        assert(table_[fd].kind == FdKind::connection && table_[fd].task && !table_[fd].data);
+        table_[fd].data = state;
     }
     ParkedState* take_parked(int fd) {
-        Task* task = table_[fd].task;
-        return task ? std::exchange(task->parked, nullptr) : nullptr;
+        FdEntry& entry = table_[fd];
+        return entry.data ? static_cast<ParkedState*>(std::exchange(entry.data, nullptr)) : nullptr;
     }
 
     // The fd's timeout: `ms` from now its waiting task is woken with
@@ -217,9 +216,11 @@ private:
     void after_resume(Task* task, std::int64_t value);
     void end_task(Task* task, std::int64_t result);
     void free_task(Task* task);
-    int start_connection(int fd, bool run_now = true);
+    int start_connection(int fd);
     int adopt_accepted(int fd, std::uint16_t handler);
-    void unpark(int fd, bool run_now = true);
+    void unpark(int fd);
+    bool parked_with_state(int fd);
+    void start_finishing();
     void queue(Task* task, std::int64_t value);
 
     void wait_on(Task* task, int fd, std::uint8_t interest);
@@ -270,6 +271,9 @@ private:
     bool stopping_ = false;
     std::uint64_t stop_deadline_ = 0;
     int parked_head_ = -1; // this loop's parked connections, linked through their entries
+    // Parked connections with a ParkedState whose timeout fired, or whose
+    // loop stops: each gets a coroutine at the top of the next round.
+    std::vector<int> finishing_;
 
     inline static thread_local Loop* current_ = nullptr;
 };
