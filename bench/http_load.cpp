@@ -15,6 +15,11 @@
 //   http_load --port P [--path /x] --idle K [--timeout S]
 //       opens K connections, one request and response on each, prints
 //       "idle K" and holds them open until killed (or S seconds pass).
+//   http_load --port P [--path /x] --partial K [--timeout S]
+//       opens K connections and sends half of a browser-sized request head
+//       on each (cut inside a field line), prints "partial K" and waits for
+//       a line on stdin; then sends the rest on each, reads a 200 from each,
+//       and prints "answered K".
 //   http_load --free-port
 //       prints a loopback port that was free a moment ago.
 //
@@ -50,6 +55,7 @@ struct Settings {
     long connections = 16;
     long requests = 1000;
     long idle = 0;
+    long partial = 0;
     long timeout = 60;
     long warmup = 0;
     bool pause = false;
@@ -290,6 +296,43 @@ void hold_idle(const Settings& s, const std::string& request) {
     for (;;) pause();
 }
 
+// --- K connections holding half a request head ------------------------------------
+
+void hold_partial(const Settings& s) {
+    alarm(unsigned(s.timeout));
+    const std::string head = "GET " + s.path +
+                             " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(s.port) +
+                             "\r\nUser-Agent: Mozilla/5.0 (X11; Linux x86_64; rv:128.0) "
+                             "Gecko/20100101 Firefox/128.0\r\nAccept: text/html,application/"
+                             "xhtml+xml,application/xml;q=0.9,*/*;q=0.8\r\nAccept-Language: "
+                             "en-US,en;q=0.5\r\nConnection: keep-alive\r\n\r\n";
+    const std::string first = head.substr(0, head.size() / 2);
+    const std::string rest = head.substr(head.size() / 2);
+    std::vector<int> fds;
+    fds.reserve(std::size_t(s.partial));
+    for (long i = 0; i < s.partial; ++i) {
+        fds.push_back(connect_to(s.port));
+        send_request(fds.back(), first);
+    }
+    std::printf("partial %ld\n", s.partial);
+    std::fflush(stdout);
+    char line[64];
+    if (!std::fgets(line, sizeof line, stdin)) fail("stdin closed during --partial");
+    static char buffer[64 * 1024];
+    for (const int fd : fds) {
+        send_request(fd, rest);
+        ResponseReader reader;
+        for (auto step = ResponseReader::Step::more; step == ResponseReader::Step::more;) {
+            const ssize_t r = recv(fd, buffer, sizeof buffer, 0);
+            if (r <= 0) fail("the server closed a connection before answering its head");
+            std::size_t used = 0;
+            step = reader.feed(buffer, std::size_t(r), used);
+        }
+        close(fd);
+    }
+    std::printf("answered %ld\n", s.partial);
+}
+
 void print_free_port() {
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a = loopback(0);
@@ -302,7 +345,8 @@ void print_free_port() {
 
 [[noreturn]] void usage() {
     std::fprintf(stderr, "usage: http_load --port P [--path /x] [--connections K] "
-                         "[--requests N [--warmup W] [--pause] | --idle K] [--timeout S]\n"
+                         "[--requests N [--warmup W] [--pause] | --idle K | --partial K]\n"
+                         "       [--timeout S]\n"
                          "       http_load --free-port\n");
     std::exit(2);
 }
@@ -338,6 +382,8 @@ int main(int argc, char** argv) {
             s.requests = bench::positive(value, argv[i - 1]);
         } else if (flag == "--idle") {
             s.idle = bench::positive(value, argv[i - 1]);
+        } else if (flag == "--partial") {
+            s.partial = bench::positive(value, argv[i - 1]);
         } else if (flag == "--warmup") {
             s.warmup = bench::positive(value, argv[i - 1]);
         } else if (flag == "--timeout") {
@@ -350,5 +396,9 @@ int main(int argc, char** argv) {
     const std::string request =
         "GET " + s.path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(s.port) + "\r\n\r\n";
     if (s.idle > 0) hold_idle(s, request);
+    if (s.partial > 0) {
+        hold_partial(s);
+        return 0;
+    }
     Load(s, request).run();
 }

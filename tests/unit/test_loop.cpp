@@ -524,3 +524,77 @@ TEST_CASE("a timeout that fires while its coroutine runs ends its next wait", "[
     server.stop();
     CHECK(result == -ETIMEDOUT);
 }
+
+TEST_CASE("a connection's parked state comes back with its next coroutine, on bytes, its "
+          "timeout or the stop, and is released when the loop closes the connection",
+          "[loop]") {
+    // Each coroutine takes what the last one left, reads a byte, and parks
+    // again with a state of its own ("b": one that times out soon); "x" ends
+    // the connection.
+    struct Counted : weft::ParkedState {
+        std::atomic<int>* released;
+        std::uint64_t deadline;
+    };
+    std::atomic<int> released{0}, taken{0}, timed_out{0}, at_stop{0};
+    TestServer server([&](int fd) -> std::int64_t {
+        Loop& loop = *Loop::current();
+        weft::ParkedState* state = loop.take_parked(fd);
+        if (state) {
+            ++taken;
+            if (loop.now() >= static_cast<Counted*>(state)->deadline) ++timed_out;
+            if (loop.stopping()) ++at_stop;
+            state->release(state);
+        }
+        char c = 0;
+        const ssize_t n = recv(fd, &c, 1, 0);
+        if (n == 0 || c == 'x') return yield_value(Op::abort);
+        if (n < 0 && !state) return yield_value(Op::want_read); // accepted before its byte
+        const std::uint32_t ms = c == 'b' ? 100 : 60'000;
+        auto* left = new Counted;
+        left->released = &released;
+        left->deadline = loop.now() + ms;
+        left->release = [](weft::ParkedState* self) {
+            auto* counted = static_cast<Counted*>(self);
+            ++*counted->released;
+            delete counted;
+        };
+        loop.set_timeout(fd, ms);
+        loop.leave_parked(fd, left);
+        return yield_value(Op::want_read);
+    });
+    server.start();
+    const int fd = test::connect_tcp(server.port);
+    REQUIRE(test::send_all(fd, "a"));
+    std::this_thread::sleep_for(20ms);
+    REQUIRE(test::send_all(fd, "b"));   // takes a's state
+    std::this_thread::sleep_for(300ms); // b's times out: taken, and another left
+    REQUIRE(test::send_all(fd, "x"));   // takes that one, and closes
+    test::set_receive_timeout(fd, 5000);
+    CHECK(test::recv_to_end(fd).empty());
+    close(fd);
+
+    // Reset while parked with a state: the loop closes it and releases it.
+    const int reset = test::connect_tcp(server.port);
+    REQUIRE(test::send_all(reset, "a"));
+    std::this_thread::sleep_for(50ms);
+    const linger abort_on_close{1, 0};
+    setsockopt(reset, SOL_SOCKET, SO_LINGER, &abort_on_close, sizeof abort_on_close);
+    close(reset);
+    std::this_thread::sleep_for(100ms);
+    int released_then = 0;
+    server.on_loop([&] { released_then = released; });
+
+    // Parked with a state when the loop stops: given a coroutine, which
+    // takes it, finds nothing to read and leaves another, which the
+    // stopping loop releases as it closes the connection.
+    const int stopped = test::connect_tcp(server.port);
+    REQUIRE(test::send_all(stopped, "a"));
+    std::this_thread::sleep_for(50ms);
+    server.stop(1000ms);
+    close(stopped);
+    CHECK(released_then == 3 + 1); // conn 1's by its coroutines, the reset one's by the loop
+    CHECK(taken == 4);             // a's by b, b's by its timeout, the timeout's by x, at the stop
+    CHECK(timed_out == 1);
+    CHECK(at_stop == 1);
+    CHECK(released == 6);
+}

@@ -15,8 +15,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 namespace weft::http {
 
@@ -42,14 +45,33 @@ ssize_t send_message(int fd, const msghdr* message, int flags) {
     return ::syscall(SYS_sendmsg, fd, message, flags);
 }
 
-// Whether an earlier coroutine of this connection parked it: the loop
-// registers a connection with epoll only once it waits or parks, and a
-// fresh one starts with a zeroed entry. No syscall: the loop has just
-// looked at that entry to start this coroutine.
-bool parked_before(int fd) {
-    Loop* loop = Loop::current();
-    return loop && loop->table()[fd].registered != 0;
-}
+// The part of a request head a connection received before it parked, kept
+// with the parked fd rather than on a coroutine's stack: a block just its
+// size, the head's deadline, and whether the connection idles as kept alive.
+struct PartialHead final : ParkedState {
+    std::uint64_t deadline;
+    std::uint32_t size;
+    bool kept_alive;
+
+    char* bytes() { return reinterpret_cast<char*>(this + 1); }
+
+    // nullptr if out of memory, or for more than a buffer holds (the head
+    // came from one, below the parser's limit: never, but it is checked
+    // where the size is chosen).
+    static PartialHead* save(const char* bytes, std::size_t size, std::uint64_t deadline,
+                             bool kept_alive) {
+        if (size >= Connection::kBufferSize) return nullptr;
+        void* memory = std::malloc(sizeof(PartialHead) + size);
+        if (!memory) return nullptr;
+        auto* head = new (memory) PartialHead;
+        head->release = [](ParkedState* self) { std::free(static_cast<PartialHead*>(self)); };
+        head->deadline = deadline;
+        head->size = static_cast<std::uint32_t>(size);
+        head->kept_alive = kept_alive;
+        std::memcpy(head->bytes(), bytes, size);
+        return head;
+    }
+};
 
 } // namespace
 
@@ -59,8 +81,17 @@ std::int64_t serve_connection(int fd, const Server& server) {
 }
 
 Connection::Connection(int fd, const Server& server)
-    : fd_(fd), server_(server), options_(server.options), parser_(server.options.parser),
-      kept_alive_(parked_before(fd)) {}
+    : fd_(fd), server_(server), options_(server.options), parser_(server.options.parser) {
+    // No syscall: the loop has just looked at the fd's entry to start this
+    // coroutine. An earlier coroutine of this connection parked it if it is
+    // registered with epoll (the loop registers a connection only once it
+    // waits or parks; a fresh one starts with a zeroed entry), and may have
+    // left a head begun.
+    Loop* loop = Loop::current();
+    if (!loop) return;
+    kept_alive_ = loop->table()[fd].registered != 0;
+    if (ParkedState* parked = loop->take_parked(fd)) resume_head(parked);
+}
 
 // --- waiting ------------------------------------------------------------------
 
@@ -73,7 +104,7 @@ std::int64_t Connection::wait(std::uint8_t interest, std::uint32_t timeout_ms) {
     return result;
 }
 
-ssize_t Connection::receive(std::size_t at, std::uint32_t timeout_ms, bool head_deadline) {
+ssize_t Connection::receive(std::size_t at, std::uint32_t timeout_ms) {
     for (;;) {
         const ssize_t n = receive_bytes(fd_, buffer_ + at, kBufferSize - at);
         if (n >= 0) {
@@ -82,19 +113,59 @@ ssize_t Connection::receive(std::size_t at, std::uint32_t timeout_ms, bool head_
         }
         if (errno == EINTR) continue;
         if (errno != EAGAIN) return -errno;
-        Loop& loop = *Loop::current();
-        std::int64_t woke;
-        if (head_deadline) {
-            // One deadline for the whole head, however slowly it trickles in.
-            flush();
-            if (!deadline_armed_) loop.set_timeout(fd_, timeout_ms);
-            deadline_armed_ = true;
-            woke = io::wait(fd_, kReadable);
-        } else {
-            woke = wait(kReadable, timeout_ms);
-        }
+        const std::int64_t woke = wait(kReadable, timeout_ms);
         if (woke < 0 && woke != kHangup) return woke;
     }
+}
+
+ssize_t Connection::receive_head() {
+    for (;;) {
+        // After a short read the socket was empty: what comes later raises a
+        // new edge, so there is no need to hear EAGAIN first.
+        if (!drained_) {
+            const ssize_t n = receive_bytes(fd_, buffer_ + end_, kBufferSize - end_);
+            if (n >= 0) {
+                drained_ = static_cast<std::size_t>(n) < kBufferSize - end_;
+                return n;
+            }
+            if (errno == EINTR) continue;
+            if (errno != EAGAIN) return -errno;
+        }
+        Loop& loop = *Loop::current();
+        if (!head_deadline_) head_deadline_ = loop.now() + options_.request_timeout_ms;
+        if (loop.now() >= head_deadline_) return -ETIMEDOUT;
+        if (!loop.stopping()) return -EAGAIN;
+        // A stopping loop closes parked connections: a head begun before the
+        // stop is waited for here, like any request in progress.
+        flush();
+        loop.set_timeout(fd_, static_cast<std::uint32_t>(head_deadline_ - loop.now()));
+        const std::int64_t woke = io::wait(fd_, kReadable);
+        loop.clear_timeout(fd_);
+        if (woke < 0 && woke != kHangup) return woke;
+        drained_ = false;
+    }
+}
+
+std::int64_t Connection::park_head() {
+    // Responses corked for this pipelined head go out before the wait.
+    flush();
+    Loop& loop = *Loop::current();
+    auto* head = PartialHead::save(buffer_, end_, head_deadline_, kept_alive_);
+    if (!head) return kClose;
+    loop.set_timeout(fd_, static_cast<std::uint32_t>(head_deadline_ - loop.now()));
+    loop.leave_parked(fd_, head);
+    return kPark;
+}
+
+void Connection::resume_head(ParkedState* parked) {
+    auto* head = static_cast<PartialHead*>(parked);
+    // save() took it from a buffer like this one.
+    assert(head->size < kBufferSize);
+    end_ = std::min<std::size_t>(head->size, kBufferSize - 1);
+    std::memcpy(buffer_, head->bytes(), end_);
+    head_deadline_ = head->deadline;
+    kept_alive_ = head->kept_alive;
+    head->release(head);
 }
 
 void Connection::flush() {
@@ -161,18 +232,16 @@ std::int64_t Connection::run() {
                     continue;
                 }
             }
-            const ssize_t n = receive(end_, options_.request_timeout_ms, true);
+            const ssize_t n = receive_head();
+            if (n == -EAGAIN) return park_head();
             if (n <= 0) {
-                if (deadline_armed_) Loop::current()->clear_timeout(fd_);
-                deadline_armed_ = false;
                 // A client that went quiet mid-head gets 408, one that left nothing.
                 if (n == -ETIMEDOUT) answer_bad_request(408, "the request head took too long");
                 return kClose;
             }
             end_ += static_cast<std::size_t>(n);
         }
-        if (deadline_armed_) Loop::current()->clear_timeout(fd_);
-        deadline_armed_ = false;
+        head_deadline_ = 0;
         if (idle) {
             pos_ = end_;
             continue;
@@ -401,7 +470,7 @@ ssize_t Connection::read_body(void* out, std::size_t n, bool head_sent) {
     for (;;) {
         if (pos_ == end_) {
             pos_ = end_ = body_base_;
-            const ssize_t got = receive(end_, options_.body_timeout_ms, false);
+            const ssize_t got = receive(end_, options_.body_timeout_ms);
             if (got < 0) return body_error_ = static_cast<int>(got);
             if (got == 0) return body_error_ = -ECONNRESET;
             end_ += static_cast<std::size_t>(got);

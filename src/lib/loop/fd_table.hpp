@@ -28,9 +28,11 @@ inline constexpr std::uint8_t kPeerClosed = 4; // EPOLLRDHUP: reads will see EOF
 inline constexpr std::uint8_t kHungUp = 8;     // EPOLLHUP/EPOLLERR: terminal for every waiter
 
 struct alignas(64) FdEntry {
-    Task* task;              // the coroutine that owns or awaits the fd; null if parked
-    Timer timer;             // the fd's timeout (connections) or pause (listeners)
-    void* data;              // for the layer above the loop
+    Task* task;  // the coroutine that owns or awaits the fd; null if parked
+    Timer timer; // the fd's timeout (connections) or pause (listeners)
+    // For the layer above the loop: the FdWatcher watching the fd; for a
+    // parked connection, the ParkedState its handler left with it (loop.hpp).
+    void* data;
     std::uint16_t loop;      // index of the loop that watches it
     std::uint16_t handler;   // the loop's handler that serves this connection
     std::uint8_t registered; // interest registered with epoll

@@ -63,6 +63,10 @@ Loop::~Loop() {
     abort_all();
     drain_posts();
     abort_all();
+    // Parked connections are closed, their states released.
+    for (const int fd : finishing_)
+        if (parked_with_state(fd)) close_connection(fd);
+    while (parked_head_ >= 0) close_connection(parked_head_);
     current_ = nullptr;
     for (Listener& listener : listeners_) {
         listener.pause.cancel();
@@ -276,7 +280,13 @@ int Loop::adopt_accepted(int fd, std::uint16_t handler) {
         FdEntry& e = entry_of(timer);
         Loop& loop = *Loop::current();
         if (!e.task) {
-            loop.close_connection(loop.table_.fd_of(e));
+            // Parked: closed, unless its handler left something to finish.
+            const int fd = loop.table_.fd_of(e);
+            if (e.data) {
+                loop.finishing_.push_back(fd);
+            } else {
+                loop.close_connection(fd);
+            }
         } else if (e.task->waiting) {
             loop.wake(*e.task->coroutine, -ETIMEDOUT);
         } else if (!e.task->pending) {
@@ -311,6 +321,23 @@ void Loop::unpark(int fd) {
     entry.ready &= ~kReadable;
     entry.timer.cancel(); // the idle timeout ends with the idling
     start_connection(fd);
+}
+
+bool Loop::parked_with_state(int fd) {
+    const FdEntry& entry = table_[fd];
+    return entry.kind == FdKind::connection && entry.loop == index_ && !entry.task && entry.data;
+}
+
+void Loop::start_finishing() {
+    // At the top of a round, not inside a timer's callback or stop(). One
+    // closed meanwhile is skipped; another connection parked with a state
+    // under the same number since is harmless: its handler finds nothing to
+    // finish yet and parks again.
+    while (!finishing_.empty()) {
+        const int fd = finishing_.back();
+        finishing_.pop_back();
+        if (parked_with_state(fd)) unpark(fd);
+    }
 }
 
 void Loop::run_task(Task* task) {
@@ -499,8 +526,10 @@ void Loop::clear_timeout(int fd) {
 
 void Loop::close_connection(int fd) {
     FdEntry& entry = table_[fd];
+    assert(!entry.task);
     unlink_parked(fd);
     entry.timer.cancel();
+    if (auto* state = static_cast<ParkedState*>(entry.data)) state->release(state);
     table_.reset(fd);
     ::close(fd); // also leaves the epoll set: nothing else holds the file
 }
@@ -534,15 +563,9 @@ void Loop::dispatch(const epoll_event& event) {
 void Loop::on_ready(int fd, FdEntry& entry, std::uint32_t events) {
     const std::uint8_t ready = readiness_of(events);
     entry.ready |= ready;
-    if (entry.data) {
-        // The watcher may unwatch (and free the entry) from here.
-        auto* watcher = static_cast<FdWatcher*>(entry.data);
-        watcher->on_ready(*watcher, ready | (entry.ready & (kPeerClosed | kHungUp)));
-        if (entry.kind == FdKind::watched || entry.kind == FdKind::free) return;
-    }
-    if (!entry.task) {
-        // A parked connection: bytes (or a hang-up) start a coroutine again.
-        if (entry.kind != FdKind::connection) return;
+    if (!entry.task && entry.kind == FdKind::connection) {
+        // A parked connection (its data is a ParkedState, not a watcher):
+        // bytes start a coroutine again; a hang-up closes it.
         if (entry.ready & kHungUp) {
             close_connection(fd);
         } else if (entry.ready & kReadable) {
@@ -550,6 +573,13 @@ void Loop::on_ready(int fd, FdEntry& entry, std::uint32_t events) {
         }
         return;
     }
+    if (entry.data) {
+        // The watcher may unwatch (and free the entry) from here.
+        auto* watcher = static_cast<FdWatcher*>(entry.data);
+        watcher->on_ready(*watcher, ready | (entry.ready & (kPeerClosed | kHungUp)));
+        if (entry.kind == FdKind::watched || entry.kind == FdKind::free) return;
+    }
+    if (!entry.task) return;
     if (!entry.waiting || !(entry.ready & (entry.waiting | kHungUp))) return;
     const std::int64_t value = take_ready(entry, entry.waiting);
     wake(*entry.task->coroutine, value);
@@ -606,7 +636,17 @@ void Loop::pause_accepting(Listener& listener) {
 }
 
 void Loop::close_parked() {
-    while (parked_head_ >= 0) close_connection(parked_head_);
+    // One parked in the middle of something (a ParkedState) is given a
+    // coroutine to finish it, as a running request is; the others close.
+    while (parked_head_ >= 0) {
+        const int fd = parked_head_;
+        if (table_[fd].data) {
+            unlink_parked(fd);
+            finishing_.push_back(fd);
+        } else {
+            close_connection(fd);
+        }
+    }
 }
 
 void Loop::post(std::function<void()> fn) {
@@ -694,6 +734,7 @@ void Loop::run() {
     running_loop_ = true;
     epoll_event events[kMaxEvents];
     for (;;) {
+        start_finishing();
         run_ready();
         run_deferred();
         if (stopping_ && (live_tasks_ == 0 || past_deadline())) break;

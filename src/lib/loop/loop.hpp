@@ -19,15 +19,32 @@
 
 #include <sys/epoll.h>
 
+#include <cassert>
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace weft {
+
+// What a connection's handler leaves with the connection when it parks in
+// the middle of something (the part of a request head received so far), so
+// that a slow client holds no coroutine stack. The loop keeps it in the fd's
+// entry (FdEntry::data) from the moment the handler leaves it, just before it
+// returns, until the next coroutine of the connection takes it back, first
+// thing: meanwhile nothing can watch the fd (watchers live on a task's
+// stack), so data means nothing else. Such a connection is not closed behind
+// its handler's back when its timeout fires or the loop stops: it is given a
+// coroutine, as for bytes, so the handler can finish what it began (a 408,
+// or the request). A hang-up closes it like any parked connection; whenever
+// the loop closes it, the loop calls `release`.
+struct ParkedState {
+    void (*release)(ParkedState* self);
+};
 
 struct Task {
     CoroutinePtr coroutine;
@@ -149,8 +166,24 @@ public:
     // Runs `fn` after this tick's events; loop thread only.
     void defer(std::function<void()> fn);
 
+    // A connection's ParkedState, from its own task: left just before the
+    // handler returns Op::want_read (an Op that closes releases it), and
+    // taken back by the next coroutine of the connection first thing, before
+    // anything could watch the fd (nullptr: nothing was left). No syscall,
+    // nothing allocated: it is the fd's entry, which the loop has just read
+    // to start the coroutine.
+    void leave_parked(int fd, ParkedState* state) {
+        assert(table_[fd].kind == FdKind::connection && table_[fd].task && !table_[fd].data);
+        table_[fd].data = state;
+    }
+    ParkedState* take_parked(int fd) {
+        FdEntry& entry = table_[fd];
+        return entry.data ? static_cast<ParkedState*>(std::exchange(entry.data, nullptr)) : nullptr;
+    }
+
     // The fd's timeout: `ms` from now its waiting task is woken with
-    // -ETIMEDOUT, or a parked connection is closed. Re-setting replaces it.
+    // -ETIMEDOUT, or a parked connection is closed (or, with a ParkedState,
+    // given a coroutine). Re-setting replaces it.
     void set_timeout(int fd, std::uint32_t ms);
     void clear_timeout(int fd);
 
@@ -186,6 +219,8 @@ private:
     int start_connection(int fd);
     int adopt_accepted(int fd, std::uint16_t handler);
     void unpark(int fd);
+    bool parked_with_state(int fd);
+    void start_finishing();
     void queue(Task* task, std::int64_t value);
 
     void wait_on(Task* task, int fd, std::uint8_t interest);
@@ -236,6 +271,9 @@ private:
     bool stopping_ = false;
     std::uint64_t stop_deadline_ = 0;
     int parked_head_ = -1; // this loop's parked connections, linked through their entries
+    // Parked connections with a ParkedState whose timeout fired, or whose
+    // loop stops: each gets a coroutine at the top of the next round.
+    std::vector<int> finishing_;
 
     inline static thread_local Loop* current_ = nullptr;
 };
