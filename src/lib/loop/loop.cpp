@@ -1,5 +1,7 @@
 #include "loop/loop.hpp"
 
+#include "loop/fs_watch.hpp"
+
 #include <netinet/in.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -63,6 +65,7 @@ Loop::~Loop() {
     abort_all();
     drain_posts();
     abort_all();
+    fs_watch_.reset();
     current_ = nullptr;
     for (Listener& listener : listeners_) {
         listener.pause.cancel();
@@ -234,6 +237,14 @@ void Loop::unwatch_fd(int fd, FdWatcher& watcher) {
         if (entry.registered) epoll_ctl_counted(EPOLL_CTL_DEL, fd, 0);
         table_.reset(fd);
     }
+}
+
+FsWatch* Loop::fs_watch() {
+    if (!fs_watch_ && !fs_watch_failed_) {
+        fs_watch_ = FsWatch::open(*this);
+        fs_watch_failed_ = !fs_watch_;
+    }
+    return fs_watch_.get();
 }
 
 int Loop::close_fd(int fd) {
@@ -509,6 +520,7 @@ void Loop::close_connection(int fd) {
 
 void Loop::dispatch(const epoll_event& event) {
     const int fd = event.data.fd;
+    if (fd < 0) return; // dispatched first
     FdEntry& entry = table_[fd];
     // A stale event for an fd closed this tick whose number another loop
     // took already: not ours. (Shared listeners are every loop's.)
@@ -528,6 +540,25 @@ void Loop::dispatch(const epoll_event& event) {
         return;
     case FdKind::free:
         return; // closed while its event was queued
+    }
+}
+
+// The epoll ready list is in order of readiness, so the first fd's news of
+// a change made before a request's bytes arrived is in the same batch as
+// those bytes or an earlier one, unless the batch was full.
+void Loop::dispatch_first(epoll_event* events, int n) {
+    for (int i = 0; i < n; ++i) {
+        if (events[i].data.fd == first_fd_) {
+            dispatch(events[i]);
+            events[i].data.fd = -1; // dispatched: skipped below
+            return;
+        }
+    }
+    if (n == kMaxEvents) {
+        epoll_event event{};
+        event.events = EPOLLIN;
+        event.data.fd = first_fd_;
+        dispatch(event);
     }
 }
 
@@ -714,6 +745,7 @@ void Loop::run() {
         ++stats_.epoll_wait;
         const int n = epoll_wait(epoll_fd_, events, kMaxEvents, static_cast<int>(timeout));
         now_ = read_clock();
+        if (first_fd_ >= 0) dispatch_first(events, n);
         for (int i = 0; i < n; ++i) dispatch(events[i]);
         timers_.advance(now_);
     }
