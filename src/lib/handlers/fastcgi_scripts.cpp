@@ -94,7 +94,9 @@ ScriptResolver::FileKind ScriptResolver::kind_of(std::string_view path) const {
     const std::uint64_t watch_id = watch ? watch->id() : 0;
     if (scripts.root_generation != scripts.root.generation() || scripts.watch_id != watch_id) {
         // Another directory (a switched root), or stamps of another watch.
-        std::erase_if(cache, [&](const auto& entry) { return entry.first.starts_with(key_view.substr(0, 8)); });
+        std::erase_if(cache, [&](const auto& entry) {
+            return entry.first.starts_with(key_view.substr(0, 8));
+        });
         scripts.root_generation = scripts.root.generation();
         scripts.watch_id = watch_id;
     }
@@ -127,7 +129,8 @@ ScriptResolver::FileKind ScriptResolver::kind_of(std::string_view path) const {
         found->second = {static_cast<std::uint8_t>(kind), std::move(watched)};
     } else {
         if (cache.size() >= kCacheEntries) cache.clear();
-        cache.emplace(std::string(key_view), Known{static_cast<std::uint8_t>(kind), std::move(watched)});
+        cache.emplace(std::string(key_view),
+                      Known{static_cast<std::uint8_t>(kind), std::move(watched)});
     }
     return kind;
 }

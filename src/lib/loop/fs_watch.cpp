@@ -51,7 +51,9 @@ FsWatch::~FsWatch() {
     loop_.close_fd(fd_);
 }
 
-void FsWatch::on_ready(FdWatcher& self, std::uint8_t) { static_cast<FsWatch&>(self).drain(); }
+void FsWatch::on_ready(FdWatcher& self, std::uint8_t) {
+    static_cast<FsWatch&>(self).drain();
+}
 
 int FsWatch::watch(const char* directory, std::string_view name, WatchStamp& stamp) {
     const int wd = inotify_add_watch(fd_, directory, kMask);
