@@ -89,6 +89,7 @@ ScriptResolver::FileKind ScriptResolver::kind_of(std::string_view path) const {
     KindCache& cache = thread_cache();
     Loop* loop = Loop::current();
     FsWatch* watch = loop ? loop->fs_watch() : nullptr;
+    if (watch) watch->drain(); // every change made before the request came
     LoopScripts& scripts = loop_scripts(id_, alive_, root_);
     const int root = scripts.root.fd(watch);
     const std::uint64_t watch_id = watch ? watch->id() : 0;

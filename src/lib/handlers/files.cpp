@@ -95,9 +95,13 @@ LoopFiles& loop_files(const Settings& settings) {
     return *slots.back().files;
 }
 
-FsWatch* loop_fs_watch() {
+// This loop's FsWatch, told of every change made before the request's
+// bytes arrived (fs_watch.hpp: one read).
+FsWatch* synced_fs_watch() {
     Loop* loop = Loop::current();
-    return loop ? loop->fs_watch() : nullptr;
+    FsWatch* watch = loop ? loop->fs_watch() : nullptr;
+    if (watch) watch->drain();
+    return watch;
 }
 
 // A file's path beneath the root: the URL path without its leading '/',
@@ -192,7 +196,7 @@ public:
     FileRequest(http::Exchange& exchange, const Settings& settings, LoopFiles& files)
         : exchange_(exchange), settings_(settings), path_(exchange.path()),
           conditions_(read_conditions(exchange.request())), cache_(files.cache),
-          watch_(loop_fs_watch()), root_(files.root.fd(watch_)), fs_path_(path_, settings.index) {
+          watch_(synced_fs_watch()), root_(files.root.fd(watch_)), fs_path_(path_, settings.index) {
         const std::uint64_t watch_id = watch_ ? watch_->id() : 0;
         if (files.root_generation != files.root.generation() || files.watch_id != watch_id) {
             cache_.clear();

@@ -38,7 +38,6 @@ std::unique_ptr<FsWatch> FsWatch::open(Loop& loop) {
         errno = -error;
         return nullptr;
     }
-    loop.set_first_fd(fd);
     return watch;
 }
 
@@ -47,7 +46,6 @@ FsWatch::FsWatch(Loop& loop, int fd)
       id_(next_id.fetch_add(1, std::memory_order_relaxed)) {}
 
 FsWatch::~FsWatch() {
-    loop_.set_first_fd(-1);
     loop_.close_fd(fd_);
 }
 

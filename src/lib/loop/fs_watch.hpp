@@ -12,11 +12,18 @@
 // a read failed) bumps every counter: never stale, at worst a cold cache.
 //
 // Ordering: the kernel queues an event before the write or rename that
-// caused it returns, and the loop handles the inotify fd's readiness first
-// in each epoll batch (Loop::set_first_fd), draining it then. So a request
-// whose bytes the loop learns of from an epoll_wait that returned after a
-// change is answered after the caches heard of it. A check is a comparison
-// of two integers in memory: no syscall per cached answer.
+// caused it returns. So a cache that calls drain() after the request's
+// bytes were read and before it trusts an entry hears of every change made
+// before those bytes arrived: the next request after a change sees it. That
+// read (EAGAIN when nothing changed) is the one syscall per request this
+// costs; the checks themselves compare integers in memory. Without it,
+// epoll alone cannot order them: a coroutine reads a request without a poll
+// when it arrives while the previous response is going out (or the accept
+// batch takes a connection the listener's event did not announce), and the
+// change can land in between; a loaded test machine did that.
+//
+// The fd is also watched by the loop, which drains it when readable, so an
+// idle loop's queue does not overflow.
 
 #include "loop/loop.hpp"
 
@@ -59,7 +66,8 @@ public:
     // nothing to another (a thread may run several loops in turn).
     std::uint64_t id() const { return id_; }
 
-    // Reads every queued event; the loop calls it when the fd is readable.
+    // Reads every queued event (one read when there is none): before a
+    // cache trusts its stamps, and when the loop sees the fd readable.
     void drain();
 
     // Directories watched now.

@@ -520,7 +520,6 @@ void Loop::close_connection(int fd) {
 
 void Loop::dispatch(const epoll_event& event) {
     const int fd = event.data.fd;
-    if (fd < 0) return; // dispatched first
     FdEntry& entry = table_[fd];
     // A stale event for an fd closed this tick whose number another loop
     // took already: not ours. (Shared listeners are every loop's.)
@@ -540,25 +539,6 @@ void Loop::dispatch(const epoll_event& event) {
         return;
     case FdKind::free:
         return; // closed while its event was queued
-    }
-}
-
-// The epoll ready list is in order of readiness, so the first fd's news of
-// a change made before a request's bytes arrived is in the same batch as
-// those bytes or an earlier one, unless the batch was full.
-void Loop::dispatch_first(epoll_event* events, int n) {
-    for (int i = 0; i < n; ++i) {
-        if (events[i].data.fd == first_fd_) {
-            dispatch(events[i]);
-            events[i].data.fd = -1; // dispatched: skipped below
-            return;
-        }
-    }
-    if (n == kMaxEvents) {
-        epoll_event event{};
-        event.events = EPOLLIN;
-        event.data.fd = first_fd_;
-        dispatch(event);
     }
 }
 
@@ -745,7 +725,6 @@ void Loop::run() {
         ++stats_.epoll_wait;
         const int n = epoll_wait(epoll_fd_, events, kMaxEvents, static_cast<int>(timeout));
         now_ = read_clock();
-        if (first_fd_ >= 0) dispatch_first(events, n);
         for (int i = 0; i < n; ++i) dispatch(events[i]);
         timers_.advance(now_);
     }

@@ -129,12 +129,6 @@ public:
     // loop when its handler returns.) 0 or -errno.
     int close_fd(int fd);
 
-    // Events on `fd` (-1: none) are handled before the others of the same
-    // epoll_wait; when a full batch may have left its readiness for the
-    // next, its watcher is told it is readable anyway (it reads until
-    // EAGAIN). For the FsWatch, whose news must reach the caches before any
-    // request the same epoll_wait reported is served.
-    void set_first_fd(int fd) { first_fd_ = fd; }
     // This loop's watch of changes on disk, made on first use; nullptr when
     // inotify is unavailable (then a cache must ask the disk each time).
     FsWatch* fs_watch();
@@ -207,7 +201,6 @@ private:
     std::int64_t take_ready(FdEntry& entry, std::uint8_t interest);
 
     void dispatch(const epoll_event& event);
-    void dispatch_first(epoll_event* events, int n);
     void on_ready(int fd, FdEntry& entry, std::uint32_t events);
     void accept_from(Listener& listener);
     void pause_accepting(Listener& listener);
@@ -247,7 +240,6 @@ private:
     std::unique_ptr<LoopExtension> extension_; // outlives every task: ~Loop ends them first
     std::unique_ptr<FsWatch> fs_watch_;
     bool fs_watch_failed_ = false;
-    int first_fd_ = -1;
     bool running_loop_ = false;
     bool stopping_ = false;
     std::uint64_t stop_deadline_ = 0;
