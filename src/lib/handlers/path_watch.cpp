@@ -94,7 +94,8 @@ LoopRoot::LoopRoot(std::string path) : path_(std::move(path)) {
     real_path_ = std::make_shared<const std::string>(std::move(configured));
 }
 
-int LoopRoot::fd(FsWatch* watch) {
+// Past the fast path: no watch, or something on the path changed.
+int LoopRoot::checked_fd(FsWatch* watch) {
     if (fd_.get() >= 0) {
         if (watch && watch_id_ == watch->id()) {
             if (watch_.current(*watch)) return fd_.get();

@@ -69,7 +69,11 @@ public:
     // path changes; without, or when it could not be watched, the path is
     // stat'ed each time. If the path stops naming a directory, the last
     // one is kept (a non-atomic switch leaves a moment without one).
-    int fd(FsWatch* watch);
+    int fd(FsWatch* watch) {
+        if (fd_.get() >= 0 && watch && watch_id_ == watch->id() && watch_.current(*watch))
+            return fd_.get();
+        return checked_fd(watch);
+    }
     std::uint64_t generation() const { return generation_; }
     // The directory fd() gave, as a path with no symlink and no trailing '/'
     // ("" for "/"); the configured path before the first fd(). Shared, so a
@@ -77,6 +81,7 @@ public:
     const std::shared_ptr<const std::string>& real_path() const { return real_path_; }
 
 private:
+    int checked_fd(FsWatch* watch);
     void reopen(FsWatch* watch);
 
     std::string path_; // absolute

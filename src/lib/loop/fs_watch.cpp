@@ -1,6 +1,7 @@
 #include "loop/fs_watch.hpp"
 
 #include <sys/inotify.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -74,7 +75,9 @@ int FsWatch::watch(const char* directory, std::string_view name, WatchStamp& sta
 void FsWatch::drain() {
     alignas(inotify_event) char buffer[4096];
     for (;;) {
-        const ssize_t n = ::read(fd_, buffer, sizeof buffer);
+        // Straight through syscall(), without libc's cancellation toggles
+        // (as connection.cpp's recv): this read is made once per request.
+        const ssize_t n = ::syscall(SYS_read, fd_, buffer, sizeof buffer);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && errno == EAGAIN) return;
         if (n <= 0) {

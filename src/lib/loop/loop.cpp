@@ -239,8 +239,8 @@ void Loop::unwatch_fd(int fd, FdWatcher& watcher) {
     }
 }
 
-FsWatch* Loop::fs_watch() {
-    if (!fs_watch_ && !fs_watch_failed_) {
+FsWatch* Loop::open_fs_watch() {
+    if (!fs_watch_failed_) {
         fs_watch_ = FsWatch::open(*this);
         fs_watch_failed_ = !fs_watch_;
     }

@@ -131,7 +131,7 @@ public:
 
     // This loop's watch of changes on disk, made on first use; nullptr when
     // inotify is unavailable (then a cache must ask the disk each time).
-    FsWatch* fs_watch();
+    FsWatch* fs_watch() { return fs_watch_ ? fs_watch_.get() : open_fs_watch(); }
 
     // The layer above's per-loop state; the loop deletes it last.
     LoopExtension* extension() const { return extension_.get(); }
@@ -200,6 +200,7 @@ private:
     int watch(int fd, FdEntry& entry, std::uint8_t interest);
     std::int64_t take_ready(FdEntry& entry, std::uint8_t interest);
 
+    FsWatch* open_fs_watch();
     void dispatch(const epoll_event& event);
     void on_ready(int fd, FdEntry& entry, std::uint32_t events);
     void accept_from(Listener& listener);
