@@ -54,7 +54,7 @@ struct Site {
         rules.static_files = static_files;
         rules.fallback = std::move(fallback);
         rules.deny = {"/data"};
-        return ScriptResolver(root_fd.get(), probe_resolver(root_fd.get()), std::move(rules));
+        return ScriptResolver(root.string(), probe_resolver(root_fd.get()), std::move(rules));
     }
 };
 

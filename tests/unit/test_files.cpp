@@ -256,12 +256,17 @@ std::string date(std::time_t t) {
 
 } // namespace
 
-TEST_CASE("etag: strong, quoted, from inode, size and mtime in ns", "[files]") {
-    CHECK(etag_of(stat_of(0x1234, 1024, 1, 5)) == "\"1234-400-3b9aca05\"");
+TEST_CASE("etag: strong, quoted, from inode, size, mtime and ctime in ns", "[files]") {
+    CHECK(etag_of(stat_of(0x1234, 1024, 1, 5)) == "\"1234-400-3b9aca05-0\"");
+    struct stat touched = stat_of(1, 1, 1, 0);
+    touched.st_ctim.tv_nsec = 1; // rewritten, its mtime put back
+    CHECK(etag_of(stat_of(1, 1, 1, 0)) != etag_of(touched));
     CHECK(etag_of(stat_of(1, 1, 1, 0)) != etag_of(stat_of(1, 1, 1, 1)));
     CHECK(etag_of(stat_of(1, 1, 1, 0)) != etag_of(stat_of(2, 1, 1, 0)));
     CHECK(etag_of(stat_of(1, 1, 1, 0)) != etag_of(stat_of(1, 2, 1, 0)));
-    const std::string widest = etag_of(stat_of(~0ull, ~0ull >> 1, 0x7fffffff, 999999999));
+    struct stat wide = stat_of(~0ull, ~0ull >> 1, 0x7fffffff, 999999999);
+    wide.st_ctim = wide.st_mtim;
+    const std::string widest = etag_of(wide);
     CHECK(widest.size() <= kEtagCapacity);
 }
 
@@ -622,6 +627,9 @@ TEST_CASE("cache: a stamp tells versions of a file apart", "[files]") {
     CHECK_FALSE(FileStamp::of(a) == FileStamp::of(b));
     b = a;
     b.st_size = 101;
+    CHECK_FALSE(FileStamp::of(a) == FileStamp::of(b));
+    b = a;
+    b.st_ctim.tv_nsec = 9; // rewritten, its mtime put back
     CHECK_FALSE(FileStamp::of(a) == FileStamp::of(b));
 }
 

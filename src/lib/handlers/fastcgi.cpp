@@ -160,7 +160,7 @@ public:
     Proxy(const FastcgiHandler::State& state, http::Exchange& exchange)
         : state_(state), upstream_(*state.upstream), exchange_(exchange),
           request_(exchange.request()), client_(*Loop::current(), exchange.connection().fd()),
-          client_watch_(client_) {}
+          client_watch_(client_), document_root_(state.scripts->document_root()) {}
 
     // Runs `script`: answers the request one way or another.
     void run(const ScriptTarget& script, std::string_view document_uri);
@@ -210,6 +210,8 @@ private:
     const http::Request& request_;
     PollProxy client_;
     fastcgi::ClientWatch client_watch_; // of client_
+    // As this loop resolved it for the request (a switched root's release).
+    std::shared_ptr<const std::string> document_root_;
     Backend* backend_ = nullptr;
     Spool* spool_ = nullptr; // a de-chunked body, if the request had one
     Endpoints endpoints_;
@@ -377,7 +379,7 @@ bool Proxy::send_request(const ScriptTarget& script, std::string_view document_u
             *std::to_chars(length_text, length_text + 23, length).ptr = '\0';
     }
     ScriptParams params;
-    params.document_root = state_.root;
+    params.document_root = *document_root_;
     params.script_name = script.script_name;
     params.path_info = script.path_info;
     params.document_uri = document_uri;
@@ -725,7 +727,7 @@ std::unique_ptr<FastcgiHandler> FastcgiHandler::create(const config::FastcgiHand
     rules.fallback = config.fallback.empty() ? std::string() : normalised_prefix(config.fallback);
     for (const std::string& prefix : config.deny) rules.deny.push_back(normalised_prefix(prefix));
     state->scripts = std::make_unique<ScriptResolver>(
-        fd, config.follow_symlinks ? Resolver::follow : probe_resolver(fd), std::move(rules));
+        root, config.follow_symlinks ? Resolver::follow : probe_resolver(fd), std::move(rules));
 
     if (config.static_files) {
         config::FilesHandler files;
@@ -751,7 +753,7 @@ std::unique_ptr<FastcgiHandler> FastcgiHandler::create(const config::FastcgiHand
         state->own_upstream = std::make_unique<fastcgi::Upstream>(upstream_options(own));
         state->upstream = state->own_upstream.get();
     }
-    state->fixed_params = fixed_params(state->root);
+    state->fixed_params = fixed_params();
     state->extra_params = extra_params(config.params);
     return std::unique_ptr<FastcgiHandler>(new FastcgiHandler(std::move(state), config.prefix));
 }

@@ -84,6 +84,7 @@ void write_params(fastcgi::RecordWriter& w, const http::Request& request, const 
     w.param("REQUEST_METHOD", p.method);
     w.param("CONTENT_TYPE", request.header("Content-Type"));
     w.param("CONTENT_LENGTH", p.content_length);
+    w.param("DOCUMENT_ROOT", p.document_root);
     w.encoded_params(p.fixed);
     w.param("SERVER_PROTOCOL", request.minor == 0 ? "HTTP/1.0" : "HTTP/1.1");
     w.param("REMOTE_ADDR", endpoints.remote_address);
@@ -114,9 +115,8 @@ void write_params(fastcgi::RecordWriter& w, const http::Request& request, const 
     w.encoded_params(p.extra);
 }
 
-std::string fixed_params(std::string_view document_root) {
+std::string fixed_params() {
     std::string pairs;
-    fastcgi::encode_pair(pairs, "DOCUMENT_ROOT", document_root);
     fastcgi::encode_pair(pairs, "REQUEST_SCHEME", "http");
     fastcgi::encode_pair(pairs, "GATEWAY_INTERFACE", "CGI/1.1");
     fastcgi::encode_pair(pairs, "SERVER_SOFTWARE", "weft");

@@ -42,7 +42,7 @@ struct Endpoints {
 };
 
 struct ScriptParams {
-    std::string_view document_root; // no trailing '/'
+    std::string_view document_root; // no trailing '/'; ScriptResolver::document_root()
     std::string_view script_name;
     std::string_view path_info;
     std::string_view document_uri;
@@ -56,9 +56,8 @@ struct ScriptParams {
 };
 
 // The params that are the same for every request of a handler, encoded
-// once: DOCUMENT_ROOT, REQUEST_SCHEME, GATEWAY_INTERFACE, SERVER_SOFTWARE,
-// REDIRECT_STATUS.
-std::string fixed_params(std::string_view document_root);
+// once: REQUEST_SCHEME, GATEWAY_INTERFACE, SERVER_SOFTWARE, REDIRECT_STATUS.
+std::string fixed_params();
 // The handler's `params { }`, encoded once; they go last.
 std::string extra_params(const std::vector<std::pair<std::string, std::string>>& params);
 

@@ -1,6 +1,8 @@
 #include "handlers/fastcgi_scripts.hpp"
 
 #include "handlers/file_access.hpp"
+#include "handlers/path_watch.hpp"
+#include "loop/fs_watch.hpp"
 #include "loop/loop.hpp"
 
 #include <sys/stat.h>
@@ -16,21 +18,10 @@ namespace weft::handlers {
 
 namespace {
 
-// What the disk said is trusted this long: a script added or removed is
-// seen within a second.
-constexpr std::uint64_t kRecheckMs = 1000;
 // Entries per thread before the cache starts over.
 constexpr std::size_t kCacheEntries = 4096;
 
 std::atomic<std::uint64_t> next_resolver_id{1};
-
-std::uint64_t now_ms() {
-    if (const Loop* loop = Loop::current()) return loop->now();
-    timespec now{};
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-    return static_cast<std::uint64_t>(now.tv_sec) * 1000 +
-           static_cast<std::uint64_t>(now.tv_nsec) / 1000000;
-}
 
 // Keys are the resolver's id (8 bytes) then the path: looked up through a
 // view built on the stack, so a hit allocates nothing.
@@ -41,9 +32,10 @@ struct KeyHash {
     }
 };
 
+// Only what could be watched is kept: it holds until its path changes.
 struct Known {
     std::uint8_t kind;
-    std::uint64_t checked_ms;
+    PathWatch watch;
 };
 
 using KindCache = std::unordered_map<std::string, Known, KeyHash, std::equal_to<>>;
@@ -53,10 +45,34 @@ KindCache& thread_cache() {
     return cache;
 }
 
+// A resolver's root on this thread's loop, and what the cache's entries of
+// it were made under.
+struct LoopScripts {
+    explicit LoopScripts(const std::string& path) : root(path) {}
+    LoopRoot root;
+    std::uint64_t root_generation = 0;
+    std::uint64_t watch_id = 0;
+};
+
+LoopScripts& loop_scripts(std::uint64_t id, const std::shared_ptr<const bool>& alive,
+                          const std::string& root) {
+    struct Slot {
+        std::uint64_t id;
+        std::weak_ptr<const bool> alive;
+        std::unique_ptr<LoopScripts> scripts;
+    };
+    thread_local std::vector<Slot> slots;
+    for (Slot& slot : slots)
+        if (slot.id == id) return *slot.scripts;
+    std::erase_if(slots, [](const Slot& slot) { return slot.alive.expired(); });
+    slots.push_back({id, alive, std::make_unique<LoopScripts>(root)});
+    return *slots.back().scripts;
+}
+
 } // namespace
 
-ScriptResolver::ScriptResolver(int root, Resolver resolver, ScriptRules rules)
-    : root_(root), resolver_(resolver), rules_(std::move(rules)),
+ScriptResolver::ScriptResolver(std::string root, Resolver resolver, ScriptRules rules)
+    : root_(std::move(root)), resolver_(resolver), rules_(std::move(rules)),
       id_(next_resolver_id.fetch_add(1, std::memory_order_relaxed)) {
     for (const std::string& name : rules_.index)
         longest_index_ = std::max(longest_index_, name.size());
@@ -74,13 +90,32 @@ ScriptResolver::FileKind ScriptResolver::kind_of(std::string_view path) const {
     key.push_back('\0');
     const std::string_view key_view{key.data(), key.size() - 1};
     KindCache& cache = thread_cache();
-    const std::uint64_t now = now_ms();
+    Loop* loop = Loop::current();
+    FsWatch* watch = loop ? loop->fs_watch() : nullptr;
+    if (watch) watch->drain(); // every change made before the request came
+    LoopScripts& scripts = loop_scripts(id_, alive_, root_);
+    const int root = scripts.root.fd(watch);
+    const std::uint64_t watch_id = watch ? watch->id() : 0;
+    if (scripts.root_generation != scripts.root.generation() || scripts.watch_id != watch_id) {
+        // Another directory (a switched root), or stamps of another watch.
+        std::erase_if(cache, [&](const auto& entry) {
+            return entry.first.starts_with(key_view.substr(0, 8));
+        });
+        scripts.root_generation = scripts.root.generation();
+        scripts.watch_id = watch_id;
+    }
     auto found = cache.find(key_view);
-    if (found != cache.end() && now - found->second.checked_ms < kRecheckMs)
+    if (found != cache.end() && watch && found->second.watch.current(*watch))
         return static_cast<FileKind>(found->second.kind);
+    if (root < 0) return FileKind::missing;
 
+    // Watched before it is opened: a change after the walk is an event.
+    PathWatch watched;
+    struct stat walked {};
+    const bool cacheable =
+        watch && watch_path(*watch, fd_path(root), key.c_str() + 9, watched, walked) >= 0;
     FileKind kind = FileKind::missing;
-    const int fd = open_beneath(root_, key.c_str() + 9, resolver_);
+    const int fd = open_beneath(root, key.c_str() + 9, resolver_);
     if (fd >= 0) {
         struct stat st {};
         if (::fstat(fd, &st) == 0) {
@@ -92,13 +127,20 @@ ScriptResolver::FileKind ScriptResolver::kind_of(std::string_view path) const {
     } else if (fd == -EACCES || fd == -EPERM) {
         kind = FileKind::other;
     }
-    if (found != cache.end()) {
-        found->second = {static_cast<std::uint8_t>(kind), now};
+    if (!cacheable) {
+        if (found != cache.end()) cache.erase(found);
+    } else if (found != cache.end()) {
+        found->second = {static_cast<std::uint8_t>(kind), std::move(watched)};
     } else {
         if (cache.size() >= kCacheEntries) cache.clear();
-        cache.emplace(std::string(key_view), Known{static_cast<std::uint8_t>(kind), now});
+        cache.emplace(std::string(key_view),
+                      Known{static_cast<std::uint8_t>(kind), std::move(watched)});
     }
     return kind;
+}
+
+std::shared_ptr<const std::string> ScriptResolver::document_root() const {
+    return loop_scripts(id_, alive_, root_).root.real_path();
 }
 
 bool ScriptResolver::is_script_name(std::string_view segment) const {

@@ -18,8 +18,12 @@
 // directory (a segment starting with a dot, /.well-known aside) is 403 when
 // it exists, and a route like any other when it does not.
 //
-// What the disk says is cached per loop and handler for a second, so a
-// request for a script usually costs no syscall here.
+// What the disk says is cached per loop and handler until something on the
+// path changes (path_watch.hpp: the entries it depends on are watched), so a
+// request for a script usually costs no syscall here, and a script added,
+// removed or replaced is seen by the next request. Each loop opens the root
+// itself and follows its path: after a deploy switches a symlinked root the
+// next request resolves in the new release.
 
 #include "handlers/file_open.hpp"
 
@@ -57,8 +61,8 @@ struct ScriptTarget {
 
 class ScriptResolver {
 public:
-    // Checks files beneath `root` (an open directory) by `resolver`.
-    ScriptResolver(int root, Resolver resolver, ScriptRules rules);
+    // Checks files beneath the directory `root` names by `resolver`.
+    ScriptResolver(std::string root, Resolver resolver, ScriptRules rules);
     ~ScriptResolver();
     ScriptResolver(const ScriptResolver&) = delete;
     ScriptResolver& operator=(const ScriptResolver&) = delete;
@@ -73,17 +77,26 @@ public:
     // Whether a file name has one of the script extensions.
     bool is_script_name(std::string_view name) const;
 
+    // The root as this loop last resolved it, symlinks resolved: what PHP
+    // gets as DOCUMENT_ROOT and in SCRIPT_FILENAME (nginx's $realpath_root).
+    // With a symlinked root a deploy switches, PHP then sees paths in the
+    // release that runs; given the link's path, its realpath cache (two
+    // minutes) and opcache would map them to the old release, whose new
+    // scripts do not exist there. Held by the request across a switch.
+    std::shared_ptr<const std::string> document_root() const;
+
 private:
     enum class FileKind : std::uint8_t { missing, regular, directory, other };
     // What is at `path` (normalised, leading '/') beneath the root.
     FileKind kind_of(std::string_view path) const;
     ScriptTarget not_found_or_fallback() const;
 
-    int root_;
+    std::string root_;
     Resolver resolver_;
     ScriptRules rules_;
     std::size_t longest_index_ = 0;
     std::uint64_t id_; // identifies this resolver to the per-thread caches
+    std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);
 };
 
 } // namespace weft::handlers

@@ -34,7 +34,8 @@ std::uint64_t hash_of(std::string_view path, Encoding encoding) {
 FileStamp FileStamp::of(const struct stat& st) {
     return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
             static_cast<std::uint64_t>(st.st_size),
-            static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+            static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+            static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec};
 }
 
 FileCache::FileCache(std::size_t capacity) : capacity_(capacity), slots_(kInitialSlots) {}
@@ -81,6 +82,10 @@ CachedFile* FileCache::insert(std::string_view path, Encoding encoding, CachedFi
 void FileCache::erase(std::string_view path, Encoding encoding) {
     const std::size_t slot = slot_of(path, encoding, hash_of(path, encoding));
     if (slots_[slot]) erase_slot(slot);
+}
+
+void FileCache::clear() {
+    while (oldest_) erase_slot(slot_of(oldest_->path_, oldest_->encoding_, oldest_->hash_));
 }
 
 void FileCache::erase_slot(std::size_t slot) {

@@ -7,6 +7,7 @@
 
 #include "handlers/file_conditions.hpp"
 #include "handlers/file_encoding.hpp"
+#include "handlers/path_watch.hpp"
 #include "http/date.hpp"
 
 #include <sys/stat.h>
@@ -21,13 +22,15 @@
 
 namespace weft::handlers {
 
-// What identifies one version of a file: when any of it changes, a cached
-// copy is stale.
+// What identifies one version of a file, for entries that could not be
+// watched: when any of it changes, a cached copy is stale. The change time
+// moves with every write, even one that puts the modification time back.
 struct FileStamp {
     std::uint64_t device = 0;
     std::uint64_t inode = 0;
     std::uint64_t size = 0;
     std::int64_t mtime_ns = 0;
+    std::int64_t ctime_ns = 0;
     static FileStamp of(const struct stat& st);
     bool operator==(const FileStamp&) const = default;
 };
@@ -43,7 +46,10 @@ struct CachedFile {
     std::uint8_t etag_size = 0;
     char etag[kEtagCapacity];
     char last_modified[http::kHttpDateLength];
-    std::uint64_t checked_ms = 0; // when the disk last agreed with this entry
+    // What the path depends on (path_watch.hpp). An entry that could not be
+    // watched is checked against the disk (its stamp) at every use instead.
+    bool watched = false;
+    PathWatch watch;
     // The fields of a whole-file 200 from this entry, made at its first one:
     // one copy per response instead of six formatted fields.
     std::string head_lines;
@@ -80,6 +86,8 @@ public:
     // capacity.
     CachedFile* insert(std::string_view path, Encoding encoding, CachedFile&& file);
     void erase(std::string_view path, Encoding encoding);
+    // Every entry out (pinned ones stay until unpinned).
+    void clear();
 
     // A response sent from an entry may wait for the socket, and meanwhile
     // another request on this loop may replace or evict the entry: a pinned

@@ -50,6 +50,9 @@ std::size_t format_etag(const struct stat& st, char* out) {
     p = append_hex(p, static_cast<std::uint64_t>(st.st_size));
     *p++ = '-';
     p = append_hex(p, mtime_ns);
+    *p++ = '-';
+    p = append_hex(p, static_cast<std::uint64_t>(st.st_ctim.tv_sec) * 1000000000u +
+                          static_cast<std::uint64_t>(st.st_ctim.tv_nsec));
     *p++ = '"';
     return static_cast<std::size_t>(p - out);
 }

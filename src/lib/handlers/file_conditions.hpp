@@ -13,11 +13,13 @@
 
 namespace weft::handlers {
 
-// A strong entity-tag from the file's identity and version: inode, size and
-// modification time in nanoseconds, in hex and quoted. Strong, so If-Range
-// (which compares strongly) can resume a download. Returns the length
-// written into out[0, kEtagCapacity).
-inline constexpr std::size_t kEtagCapacity = 3 * 16 + 4;
+// A strong entity-tag from the file's identity and version: inode, size,
+// modification and change times in nanoseconds, in hex and quoted. The
+// change time moves with every write even when the modification time is
+// put back (`cp -p`, or a build's fixed SOURCE_DATE_EPOCH, of a file of the
+// same size). Strong, so If-Range (which compares strongly) can resume a
+// download. Returns the length written into out[0, kEtagCapacity).
+inline constexpr std::size_t kEtagCapacity = 4 * 16 + 5;
 std::size_t format_etag(const struct stat& st, char* out);
 
 // The request fields a file response depends on, found in one pass over

@@ -32,24 +32,16 @@ namespace {
 // Per loop and handler; files up to kCachedFileMax are kept.
 constexpr std::size_t kCacheCapacity = 8u << 20;
 constexpr std::uint64_t kCachedFileMax = 64u << 10;
-// A cached entry is checked against the disk (one fstatat) at most this
-// often, so a file replaced on disk may be served stale for up to a second.
-constexpr std::uint64_t kRevalidateMs = 1000;
-// A file modified this recently may still be being written: a rewrite of
-// the same size within the file system's timestamp granularity would leave
-// its stamp unchanged, and a copy read mid-write would then never be
-// replaced. Such files are served from disk until they settle.
+// For entries that could not be watched (out of inotify watches), which are
+// checked against the disk at every use: a file modified this recently may
+// still be being written, and a rewrite of the same size within the file
+// system's timestamp granularity would leave its stamp unchanged, so a copy
+// read mid-write would never be replaced. Such files are served from disk
+// until they settle. Watched entries need no such rule: every write after
+// the watch is an event.
 constexpr std::time_t kSettleSeconds = 2;
 
 constexpr std::string_view kTextPlain = "text/plain; charset=utf-8";
-
-std::uint64_t now_ms() {
-    if (const Loop* loop = Loop::current()) return loop->now();
-    timespec now{};
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-    return static_cast<std::uint64_t>(now.tv_sec) * 1000 +
-           static_cast<std::uint64_t>(now.tv_nsec) / 1000000;
-}
 
 std::time_t wall_seconds() {
     timespec now{};
@@ -59,7 +51,8 @@ std::time_t wall_seconds() {
 
 // The handler's settings, resolved at create().
 struct Settings {
-    OwnedFd root;
+    OwnedFd root;          // checked at create(); each loop opens its own
+    std::string root_path; // what each loop opens
     Resolver resolver = Resolver::openat2;
     std::vector<std::string> index; // tried in order; empty: none
     bool listing = false;
@@ -76,20 +69,40 @@ struct Settings {
     }
 };
 
-// This thread's cache for the handler. Caches of handlers that are gone
+// What a loop keeps for a handler: its cache and its view of the root.
+struct LoopFiles {
+    explicit LoopFiles(const std::string& root_path) : cache(kCacheCapacity), root(root_path) {}
+    FileCache cache;
+    LoopRoot root;
+    // The root generation and the FsWatch the cache's entries were made
+    // under: when either moves, they all go.
+    std::uint64_t root_generation = 0;
+    std::uint64_t watch_id = 0;
+};
+
+// This thread's state for the handler. States of handlers that are gone
 // (a reload) are dropped when this thread next meets a new handler.
-FileCache& loop_cache(const Settings& settings) {
+LoopFiles& loop_files(const Settings& settings) {
     struct Slot {
         std::uint64_t id;
         std::weak_ptr<const bool> alive;
-        std::unique_ptr<FileCache> cache;
+        std::unique_ptr<LoopFiles> files;
     };
     thread_local std::vector<Slot> slots;
     for (Slot& slot : slots)
-        if (slot.id == settings.id) return *slot.cache;
+        if (slot.id == settings.id) return *slot.files;
     std::erase_if(slots, [](const Slot& slot) { return slot.alive.expired(); });
-    slots.push_back({settings.id, settings.alive, std::make_unique<FileCache>(kCacheCapacity)});
-    return *slots.back().cache;
+    slots.push_back({settings.id, settings.alive, std::make_unique<LoopFiles>(settings.root_path)});
+    return *slots.back().files;
+}
+
+// This loop's FsWatch, told of every change made before the request's
+// bytes arrived (fs_watch.hpp: one read).
+FsWatch* synced_fs_watch() {
+    Loop* loop = Loop::current();
+    FsWatch* watch = loop ? loop->fs_watch() : nullptr;
+    if (watch) watch->drain();
+    return watch;
 }
 
 // A file's path beneath the root: the URL path without its leading '/',
@@ -181,15 +194,24 @@ bool read_whole(int fd, std::string& body, std::uint64_t size) {
 // One request to the handler.
 class FileRequest {
 public:
-    FileRequest(http::Exchange& exchange, const Settings& settings)
+    FileRequest(http::Exchange& exchange, const Settings& settings, LoopFiles& files)
         : exchange_(exchange), settings_(settings), path_(exchange.path()),
-          conditions_(read_conditions(exchange.request())), cache_(loop_cache(settings)),
-          index_(index_name()), fs_path_(path_, index_) {}
+          conditions_(read_conditions(exchange.request())), cache_(files.cache),
+          watch_(synced_fs_watch()), root_(files.root.fd(watch_)), index_(index_name()),
+          key_(cache_key()), fs_path_(path_, index_) {
+        const std::uint64_t watch_id = watch_ ? watch_->id() : 0;
+        if (files.root_generation != files.root.generation() || files.watch_id != watch_id) {
+            cache_.clear();
+            files.root_generation = files.root.generation();
+            files.watch_id = watch_id;
+        }
+    }
 
     void serve();
 
 private:
     bool fresh(CachedFile& file, Encoding encoding);
+    bool watch_entry(CachedFile& file, const char* path, Walked expected, struct stat& st);
     bool serve_twin(Encoding encoding);
     void remember_missing_twins();
     void serve_file();
@@ -198,6 +220,11 @@ private:
     // The index a directory path names: the first of the list that exists
     // (the first when none does); "" for a file's path.
     std::string_view index_name() const;
+    std::string_view cache_key() {
+        if (path_.back() != '/' || settings_.index.size() < 2) return path_;
+        key_storage_.assign(path_).append(index_);
+        return key_storage_;
+    }
     std::string_view content_type() const {
         return http::mime_type(path_.back() == '/' ? index_ : path_);
     }
@@ -213,7 +240,14 @@ private:
     std::string_view path_;
     Conditions conditions_;
     FileCache& cache_;
+    FsWatch* watch_; // this loop's, or nullptr: every entry is checked at each use
+    int root_;       // or -errno
     std::string_view index_;
+    // What the cache knows the answer by: the path, and for a directory's
+    // path with several index names the one chosen after it (a cached
+    // index.htm must not answer once an index.html before it appears).
+    std::string key_storage_;
+    std::string_view key_;
     FsPath fs_path_;
     std::uint8_t missing_twins_ = 0; // bits by Encoding: not found on disk
 };
@@ -221,7 +255,7 @@ private:
 std::string_view FileRequest::index_name() const {
     const std::vector<std::string>& names = settings_.index;
     if (path_.back() != '/' || names.empty()) return {};
-    if (names.size() == 1) return names.front();
+    if (names.size() == 1 || root_ < 0) return names.front();
     // Several: one fstatat each until one exists (only for a directory's
     // path, and only when the handler lists more than one).
     char name[PATH_MAX];
@@ -231,12 +265,13 @@ std::string_view FileRequest::index_name() const {
         char* end = std::copy(directory.begin(), directory.end(), name);
         *std::copy(index.begin(), index.end(), end) = '\0';
         struct stat st {};
-        if (fstatat(settings_.root.get(), name, &st, 0) == 0 && S_ISREG(st.st_mode)) return index;
+        if (fstatat(root_, name, &st, 0) == 0 && S_ISREG(st.st_mode)) return index;
     }
     return names.front();
 }
 
 void FileRequest::serve() {
+    if (root_ < 0) return answer_open_error(exchange_, -root_);
     if (is_never_served(index_)) {
         exchange_.send_error(403);
         return;
@@ -248,7 +283,7 @@ void FileRequest::serve() {
     // cache answers for each what it knows, the disk the rest.
     for (std::uint8_t i = 0; i <= twins.count; ++i) {
         const Encoding encoding = i < twins.count ? twins.twins[i] : Encoding::identity;
-        CachedFile* cached = cache_.find(path_, encoding);
+        CachedFile* cached = cache_.find(key_, encoding);
         if (cached && fresh(*cached, encoding)) {
             if (cached->absent) continue;
             return respond_from(*cached, encoding);
@@ -258,28 +293,51 @@ void FileRequest::serve() {
     }
 }
 
-// Whether a cached entry still matches the disk, checked at most once per
-// kRevalidateMs; a stale one is dropped.
+// Whether a cached entry still holds what the disk says: a watched one
+// unless something on its path changed (no syscall), any other by its stamp
+// (one fstatat); a stale one is dropped.
 bool FileRequest::fresh(CachedFile& file, Encoding encoding) {
-    const std::uint64_t now = now_ms();
-    if (now - file.checked_ms < kRevalidateMs) return true;
+    if (file.watched) {
+        if (file.watch.current(*watch_)) return true;
+        cache_.erase(key_, encoding);
+        return false;
+    }
     // fstatat may follow a symlink the open would refuse; that only
     // compares identities, and a mismatch sends the request to the open.
     const char* path = fs_path_.file(encoding);
     struct stat st {};
-    const bool exists =
-        path && fstatat(settings_.root.get(), path, &st, 0) == 0 && S_ISREG(st.st_mode);
+    const bool exists = path && fstatat(root_, path, &st, 0) == 0 && S_ISREG(st.st_mode);
     if (file.absent ? exists : (!exists || FileStamp::of(st) != file.stamp)) {
-        cache_.erase(path_, encoding);
+        cache_.erase(key_, encoding);
         return false;
     }
-    file.checked_ms = now;
+    return true;
+}
+
+// Watches what `path` depends on for `file`, and tells whether the disk
+// still shows what the caller found: `expected`, and for a file the same
+// one (st holds the caller's fstat, and then the walk's lstat, taken after
+// the watches: a change after it is an event). True with file.watched
+// unset when it cannot be watched (the caller then stamps the entry).
+bool FileRequest::watch_entry(CachedFile& file, const char* path, Walked expected,
+                              struct stat& st) {
+    if (!watch_) return true;
+    struct stat walked {};
+    const int result = watch_path(*watch_, fd_path(root_), path, file.watch, walked);
+    if (result < 0) return true;
+    if (result != static_cast<int>(expected)) return false;
+    if (expected == Walked::found) {
+        if (!S_ISREG(walked.st_mode) || walked.st_dev != st.st_dev || walked.st_ino != st.st_ino)
+            return false;
+        st = walked;
+    }
+    file.watched = true;
     return true;
 }
 
 bool FileRequest::serve_twin(Encoding encoding) {
     const char* path = fs_path_.file(encoding);
-    OwnedFd fd{path ? open_beneath(settings_.root.get(), path, settings_.resolver) : -ENAMETOOLONG};
+    OwnedFd fd{path ? open_beneath(root_, path, settings_.resolver) : -ENAMETOOLONG};
     struct stat st {};
     if (fd.get() >= 0 && fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode)) {
         serve_opened(std::move(fd), st, encoding);
@@ -292,10 +350,12 @@ bool FileRequest::serve_twin(Encoding encoding) {
 void FileRequest::remember_missing_twins() {
     for (const Encoding encoding : {Encoding::gzip, Encoding::br}) {
         if (!(missing_twins_ & (1u << static_cast<unsigned>(encoding)))) continue;
+        const char* path = fs_path_.file(encoding);
         CachedFile absent;
         absent.absent = true;
-        absent.checked_ms = now_ms();
-        cache_.insert(path_, encoding, std::move(absent));
+        struct stat unused {};
+        if (path && watch_entry(absent, path, Walked::missing, unused))
+            cache_.insert(key_, encoding, std::move(absent));
     }
 }
 
@@ -306,7 +366,7 @@ void FileRequest::serve_file() {
         exchange_.send_error(404);
         return;
     }
-    const int opened = open_beneath(settings_.root.get(), path, settings_.resolver);
+    const int opened = open_beneath(root_, path, settings_.resolver);
     if (opened < 0) {
         if (trailing_slash && opened == -ENOENT) return serve_directory();
         return answer_open_error(exchange_, -opened);
@@ -325,23 +385,25 @@ void FileRequest::serve_file() {
     serve_opened(std::move(fd), st, Encoding::identity);
 }
 
-void FileRequest::serve_opened(OwnedFd fd, const struct stat& st, Encoding encoding) {
+void FileRequest::serve_opened(OwnedFd fd, const struct stat& opened, Encoding encoding) {
     // Only now, with a file to answer for, are the missing twins worth
     // remembering: a client asking for files that do not exist must not
     // fill the cache.
     if (encoding == Encoding::identity) remember_missing_twins();
-    const auto size = static_cast<std::uint64_t>(st.st_size);
+    struct stat st = opened;
     CachedFile file;
+    bool cache = static_cast<std::uint64_t>(st.st_size) <= kCachedFileMax &&
+                 watch_entry(file, fs_path_.file(encoding), Walked::found, st);
+    if (!file.watched) cache = cache && wall_seconds() - st.st_mtim.tv_sec >= kSettleSeconds;
+    const auto size = static_cast<std::uint64_t>(st.st_size);
     file.stamp = FileStamp::of(st);
     file.modified = st.st_mtim.tv_sec;
     file.content_type = content_type();
     file.etag_size = static_cast<std::uint8_t>(format_etag(st, file.etag));
     http::format_http_date(file.modified, file.last_modified);
-    if (size <= kCachedFileMax && wall_seconds() - file.modified >= kSettleSeconds &&
-        read_whole(fd.get(), file.body, size)) {
+    if (cache && read_whole(fd.get(), file.body, size)) {
         fd.reset();
-        file.checked_ms = now_ms();
-        if (CachedFile* stored = cache_.insert(path_, encoding, std::move(file)))
+        if (CachedFile* stored = cache_.insert(key_, encoding, std::move(file)))
             return respond_from(*stored, encoding);
         // The capacity is far above kCachedFileMax: not reached.
         {
@@ -355,7 +417,7 @@ void FileRequest::serve_opened(OwnedFd fd, const struct stat& st, Encoding encod
 
 void FileRequest::serve_directory() {
     const char* path = fs_path_.directory();
-    const int opened = open_beneath(settings_.root.get(), path, settings_.resolver);
+    const int opened = open_beneath(root_, path, settings_.resolver);
     if (opened < 0) return answer_open_error(exchange_, -opened);
     OwnedFd fd{opened};
     struct stat st {};
@@ -517,6 +579,7 @@ std::unique_ptr<FilesHandler> FilesHandler::create(const config::FilesHandler& c
     }
     auto state = std::make_unique<State>();
     state->root.reset(fd);
+    state->root_path = root;
     state->resolver = config.follow_symlinks ? Resolver::follow : probe_resolver(fd);
     state->index = config.index;
     state->listing = config.listing;
@@ -544,7 +607,7 @@ void FilesHandler::serve(http::Exchange& exchange) const {
         exchange.send_error(403);
         return;
     }
-    FileRequest(exchange, *state_).serve();
+    FileRequest(exchange, *state_, loop_files(*state_)).serve();
 }
 
 } // namespace weft::handlers

@@ -1,5 +1,7 @@
 #include "loop/loop.hpp"
 
+#include "loop/fs_watch.hpp"
+
 #include <netinet/in.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -67,6 +69,7 @@ Loop::~Loop() {
     for (const int fd : finishing_)
         if (parked_with_state(fd)) close_connection(fd);
     while (parked_head_ >= 0) close_connection(parked_head_);
+    fs_watch_.reset();
     current_ = nullptr;
     for (Listener& listener : listeners_) {
         listener.pause.cancel();
@@ -238,6 +241,14 @@ void Loop::unwatch_fd(int fd, FdWatcher& watcher) {
         if (entry.registered) epoll_ctl_counted(EPOLL_CTL_DEL, fd, 0);
         table_.reset(fd);
     }
+}
+
+FsWatch* Loop::open_fs_watch() {
+    if (!fs_watch_failed_) {
+        fs_watch_ = FsWatch::open(*this);
+        fs_watch_failed_ = !fs_watch_;
+    }
+    return fs_watch_.get();
 }
 
 int Loop::close_fd(int fd) {

@@ -45,6 +45,7 @@ namespace weft {
 struct ParkedState {
     void (*release)(ParkedState* self);
 };
+class FsWatch;
 
 struct Task {
     CoroutinePtr coroutine;
@@ -144,6 +145,10 @@ public:
     // loop when its handler returns.) 0 or -errno.
     int close_fd(int fd);
 
+    // This loop's watch of changes on disk, made on first use; nullptr when
+    // inotify is unavailable (then a cache must ask the disk each time).
+    FsWatch* fs_watch() { return fs_watch_ ? fs_watch_.get() : open_fs_watch(); }
+
     // The layer above's per-loop state; the loop deletes it last.
     LoopExtension* extension() const { return extension_.get(); }
     void set_extension(std::unique_ptr<LoopExtension> extension) {
@@ -229,6 +234,7 @@ private:
     int watch(int fd, FdEntry& entry, std::uint8_t interest);
     std::int64_t take_ready(FdEntry& entry, std::uint8_t interest);
 
+    FsWatch* open_fs_watch();
     void dispatch(const epoll_event& event);
     void on_ready(int fd, FdEntry& entry, std::uint32_t events);
     void accept_from(Listener& listener);
@@ -267,6 +273,8 @@ private:
     std::vector<std::function<void()>> posted_; // guarded by post_mutex_
 
     std::unique_ptr<LoopExtension> extension_; // outlives every task: ~Loop ends them first
+    std::unique_ptr<FsWatch> fs_watch_;
+    bool fs_watch_failed_ = false;
     bool running_loop_ = false;
     bool stopping_ = false;
     std::uint64_t stop_deadline_ = 0;

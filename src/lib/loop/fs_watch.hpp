@@ -1,0 +1,95 @@
+#pragma once
+// FsWatch: one loop's view of changes on disk, for caches that must never
+// serve a file the disk no longer holds (inotify, one instance per loop).
+//
+// A cache watches each directory entry a cached answer depends on (each
+// component of its path, symlinks included) and keeps a WatchStamp: a change
+// counter of (directory, bucket of the entry's name) and its value then. Any
+// event naming an entry of that bucket bumps the counter, so a stamp that no
+// longer matches means "look again"; other names of the same bucket only
+// cost a needless look. An event about the directory itself (deleted, moved,
+// unmounted) bumps all its buckets, and a lost event (the queue overflowed,
+// a read failed) bumps every counter: never stale, at worst a cold cache.
+//
+// Ordering: the kernel queues an event before the write or rename that
+// caused it returns. So a cache that calls drain() after the request's
+// bytes were read and before it trusts an entry hears of every change made
+// before those bytes arrived: the next request after a change sees it. That
+// read (EAGAIN when nothing changed) is the one syscall per request this
+// costs; the checks themselves compare integers in memory. Without it,
+// epoll alone cannot order them: a coroutine reads a request without a poll
+// when it arrives while the previous response is going out (or the accept
+// batch takes a connection the listener's event did not announce), and the
+// change can land in between; a loaded test machine did that.
+//
+// The fd is also watched by the loop, which drains it when readable, so an
+// idle loop's queue does not overflow.
+
+#include "loop/loop.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace weft {
+
+struct WatchStamp {
+    std::uint32_t counter; // index into the watch's counters
+    std::uint32_t value;   // the counter when the stamp was made
+};
+
+class FsWatch final : private FdWatcher {
+public:
+    static constexpr std::uint32_t kBuckets = 32; // per directory
+
+    // A watch on `loop` (its inotify fd registered there), or nullptr with
+    // errno set: no inotify (too many instances, say).
+    static std::unique_ptr<FsWatch> open(Loop& loop);
+    ~FsWatch();
+    FsWatch(const FsWatch&) = delete;
+    FsWatch& operator=(const FsWatch&) = delete;
+
+    // Watches the directory at `directory` for changes of its entry `name`
+    // (the entry itself, or the file it names being written); 0 or -errno:
+    // -ENOSPC when out of watches (fs.inotify.max_user_watches), -ENOENT or
+    // -ENOTDIR when it is no directory. A caller that gets an error must not
+    // trust what it caches for this entry.
+    int watch(const char* directory, std::string_view name, WatchStamp& stamp);
+
+    bool current(WatchStamp stamp) const { return counters_[stamp.counter] == stamp.value; }
+    // Counts the changes seen: stamps checked when it had some value are
+    // all still current while it keeps it.
+    std::uint64_t changes() const { return changes_; }
+    // Distinct for every FsWatch the process makes: stamps of one mean
+    // nothing to another (a thread may run several loops in turn).
+    std::uint64_t id() const { return id_; }
+
+    // Reads every queued event (one read when there is none): before a
+    // cache trusts its stamps, and when the loop sees the fd readable.
+    void drain();
+
+    // Directories watched now.
+    std::size_t directories() const { return by_wd_.size(); }
+
+private:
+    FsWatch(Loop& loop, int fd);
+    static void on_ready(FdWatcher& self, std::uint8_t ready);
+    void bump_bucket(std::uint32_t record, std::string_view name);
+    void bump_directory(std::uint32_t record);
+    void bump_all();
+
+    Loop& loop_;
+    int fd_;
+    std::uint64_t id_;
+    std::uint64_t changes_ = 0;
+    // kBuckets counters per directory record. Counters only grow, and a
+    // record freed (its directory gone) is reused as it is, so no stamp of
+    // the old directory can match the new one.
+    std::vector<std::uint32_t> counters_;
+    std::unordered_map<int, std::uint32_t> by_wd_; // watch descriptor -> record
+    std::vector<std::uint32_t> free_records_;
+};
+
+} // namespace weft
