@@ -234,17 +234,20 @@ class SlowClientTest(PhpTestCase):
 
     def test_buffered_request_body_reaches_php_whole(self):
         id = uuid.uuid4().hex[:12]
-        data = b"z" * 1000
+        data = os.urandom(200 * 1024)
         c = self.connect()
         c.send(f"POST /body.php?id={id} HTTP/1.1\r\nHost: a\r\n"
                f"Content-Length: {len(data)}\r\nContent-Type: application/octet-stream\r\n\r\n"
-               .encode() + data[:10])
-        # A normal request goes through meanwhile: no worker waits on this body.
+               .encode() + data[:64 * 1024])
+        # A normal request goes through meanwhile; then a moment in which a
+        # streamed body (flushed in 16 KiB records) would have started PHP.
         self.prompt_get()
+        time.sleep(1.0)
         self.assertFalse(self.marks.exists("started", id), "PHP ran before the body was in")
-        c.send(data[10:])
+        c.send(data[64 * 1024:])
         r = c.response()
-        self.assertEqual(r.body.decode(), f"1000 1000 {hashlib.md5(data).hexdigest()}")
+        self.assertEqual(r.body.decode(),
+                         f"{len(data)} {len(data)} {hashlib.md5(data).hexdigest()}")
         self.assertTrue(self.marks.exists("started", id))
 
     def flushes_before_the_end(self, query):
