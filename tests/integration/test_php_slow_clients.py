@@ -197,6 +197,24 @@ class SlowClientTest(PhpTestCase):
             self.assertEqual(len(r.body), size)
             self.assertEqual(hashlib.md5(r.body).hexdigest(), expected)
 
+    def test_small_pipelined_responses_to_clients_that_do_not_read(self):
+        # Each response fits one read with its END_REQUEST (the one-send
+        # path); what the socket does not take is spooled there too.
+        size, count = 20000, 200
+        clients = []
+        for n in range(6):
+            c = slow_reader(self.port)
+            self.addCleanup(c.close)
+            c.send("".join(get(f"/sized.php?n={size}") for _ in range(count)))
+            clients.append(c)
+        time.sleep(1.0)  # they fill their sockets
+        self.prompt_get()
+        expected = sized(size)
+        for c in clients:
+            for _ in range(count):
+                r = c.response()
+                self.assertEqual((r.status, r.body == expected), (200, True), r)
+
     def test_past_the_temp_file_maximum_php_waits_and_every_byte_arrives(self):
         size = 3 << 20  # past buffers = 16K + max_temp_file_size = 256K
         id = uuid.uuid4().hex[:12]

@@ -132,8 +132,10 @@ private:
     bool buffers_response() const;
     // The rest of a buffered response, from `first`: the backend is read as
     // fast as it writes, the client fed as fast as it reads, what lies
-    // between spooled; the backend goes back at END_REQUEST.
-    Outcome relay(std::string_view first);
+    // between spooled; the backend goes back at END_REQUEST. `ended`: it
+    // came already, with that many bytes after it.
+    Outcome relay(std::string_view first, std::size_t ended);
+    static constexpr std::size_t kNotEnded = ~std::size_t{0};
     // The CGI head's status and fields, onto the client's response.
     void copy_head();
     // Whether its fields fit the client's response head.
@@ -588,14 +590,18 @@ std::optional<Proxy::Outcome> Proxy::respond(std::string_view body_start, std::s
         copy_head();
         if (head && announced != CgiHead::kNoLength) {
             if (exchange_.begin(announced) == 0) exchange_.finish();
-        } else {
-            exchange_.send(gathered);
+            return end_request(leftover);
         }
-        return end_request(leftover);
+        // What the client's socket does not take now is spooled: a client
+        // that does not read must not hold the backend.
+        const ssize_t sent = exchange_.send_some(gathered);
+        if (sent < 0 || static_cast<std::size_t>(sent) == gathered.size())
+            return end_request(leftover);
+        return relay(gathered.substr(static_cast<std::size_t>(sent)), leftover);
     }
     if (!start_response(announced == CgiHead::kNoLength ? http::kUnknownLength : announced))
         return end_request(1); // the client is gone: the backend cannot be kept
-    if (buffers_response()) return relay(gathered);
+    if (buffers_response()) return relay(gathered, kNotEnded);
     if (!stream(gathered)) return Outcome::done;
     return std::nullopt; // the rest streams as it comes
 }
@@ -616,7 +622,7 @@ bool Proxy::buffers_response() const {
     return true;
 }
 
-Proxy::Outcome Proxy::relay(std::string_view first) {
+Proxy::Outcome Proxy::relay(std::string_view first, std::size_t ended) {
     Loop& loop = *Loop::current();
     const std::uint32_t send_timeout = exchange_.connection().server().options.send_timeout_ms;
     const std::uint32_t read_timeout = upstream_.options().read_timeout_ms;
@@ -647,6 +653,7 @@ Proxy::Outcome Proxy::relay(std::string_view first) {
         return bytes.empty() || spool.put(bytes) == 0;
     };
     if (!deliver(first)) return cut(nullptr);
+    if (ended != kNotEnded) end_request(ended); // `first` is in the spool now
     for (;;) {
         while (client_ready && !spool.empty()) {
             const std::string_view front = spool.front();

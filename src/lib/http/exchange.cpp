@@ -110,7 +110,8 @@ int Exchange::fail(int error) {
     return error;
 }
 
-int Exchange::send_head(std::uint64_t length, std::string_view body, bool more) {
+int Exchange::send_head(std::uint64_t length, std::string_view body, bool more,
+                        std::size_t* taken) {
     if (state_ != State::fresh) return fail(-EALREADY);
     if (overflow_) {
         std::fprintf(
@@ -165,6 +166,23 @@ int Exchange::send_head(std::uint64_t length, std::string_view body, bool more) 
     const bool with_body = !body.empty() && !is_head();
     state_ = State::streaming;
     length_ = length;
+    if (taken) {
+        const ssize_t n = connection_.send_now(iov, with_body ? 2 : 1);
+        if (n < 0) return fail(static_cast<int>(n));
+        const auto went = static_cast<std::size_t>(n);
+        if (went < iov[0].iov_len) {
+            // The head goes whole, waiting if it must (a full socket this
+            // early is rare); the body waits for write_some().
+            iov[0] = {start + went, iov[0].iov_len - went};
+            const int result = connection_.send(iov, 1, true);
+            if (result < 0) return fail(result);
+            *taken = with_body ? 0 : body.size();
+        } else {
+            *taken = with_body ? went - iov[0].iov_len : body.size();
+        }
+        if (with_body) sent_ = *taken;
+        return 0;
+    }
     const int result = connection_.send(iov, with_body ? 2 : 1, more);
     if (result < 0) return fail(result);
     if (with_body) sent_ = body.size();
@@ -175,6 +193,18 @@ int Exchange::send(std::string_view body) {
     const int result = send_head(body.size(), body, false);
     if (result == 0 && state_ == State::streaming) state_ = State::finished;
     return result;
+}
+
+ssize_t Exchange::send_some(std::string_view body) {
+    std::size_t taken = 0;
+    const int result = send_head(body.size(), body, false, &taken);
+    if (result < 0) return result;
+    if (state_ != State::streaming) return static_cast<ssize_t>(body.size()); // an error page
+    if (taken == body.size() || is_head() || status_has_no_body(status_)) {
+        state_ = State::finished;
+        return static_cast<ssize_t>(body.size());
+    }
+    return static_cast<ssize_t>(taken);
 }
 
 int Exchange::send_file(int fd, off_t offset, std::uint64_t length) {

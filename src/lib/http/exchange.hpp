@@ -63,6 +63,10 @@ public:
 
     // --- sending ---
     int send(std::string_view body);
+    // As send(), but the body only as far as the socket takes it now: how
+    // many of its bytes went (the rest goes by write_some(), then finish()),
+    // or -errno. The head always goes whole.
+    ssize_t send_some(std::string_view body);
     int send_file(int fd, off_t offset, std::uint64_t length);
     // The page reads "404 Not Found", then `detail` on a line of its own if
     // given. Fields the handler set go out with it (Allow for a 405), but
@@ -100,7 +104,9 @@ private:
     friend class Connection;
     enum class State : std::uint8_t { fresh, streaming, finished, failed };
 
-    int send_head(std::uint64_t length, std::string_view body, bool more);
+    // With `taken`, the body only as far as the socket takes it now.
+    int send_head(std::uint64_t length, std::string_view body, bool more,
+                  std::size_t* taken = nullptr);
     // write_some()'s round: the rest of the chunk under way (or a new one
     // of all of `bytes`), until done or `full`.
     ssize_t write_now(std::string_view bytes, bool& full);
