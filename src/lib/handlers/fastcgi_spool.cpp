@@ -24,7 +24,9 @@ Spool::~Spool() {
 
 std::uint64_t Spool::room() const {
     const std::size_t in_memory = memory_end_ - memory_front_;
-    return (memory_size_ - in_memory) + (max_file_ - std::min(max_file_, file_end_));
+    const std::uint64_t file = max_file_ - std::min(max_file_, file_end_);
+    const std::uint64_t memory = memory_size_ - in_memory;
+    return file > ~std::uint64_t{0} - memory ? ~std::uint64_t{0} : file + memory;
 }
 
 void Spool::allocate() {
