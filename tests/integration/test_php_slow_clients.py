@@ -113,6 +113,26 @@ def slow_reader(port, timeout=30.0):
     return c
 
 
+def temp_files(pid):
+    """The unlinked temp files (O_TMPFILE) process `pid` holds open."""
+    fds = os.path.join("/proc", str(pid), "fd")
+    names = []
+    for fd in os.listdir(fds):
+        try:
+            names.append(os.readlink(os.path.join(fds, fd)))
+        except FileNotFoundError:
+            pass
+    return [n for n in names if n.endswith("(deleted)") and "/#" in n]
+
+
+def wait_no_temp_files(test, pid, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while temp_files(pid):
+        if time.monotonic() > deadline:
+            test.fail(f"weft still holds temp files: {temp_files(pid)}")
+        time.sleep(0.05)
+
+
 class SlowClientTest(PhpTestCase):
     CONF = CONF
     POOLS = {"php": WORKERS}
@@ -232,8 +252,10 @@ class SlowClientTest(PhpTestCase):
         c.send(get(f"/sized.php?n={4 << 20}&id={id}"))
         self.marks.wait("done", id, timeout=30.0)
         c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        self.assertTrue(temp_files(self.weft.process.pid), "no temp file for 4 MiB unread")
         c.close()  # a reset
         self.prompt_get()
+        wait_no_temp_files(self, self.weft.process.pid)
 
     def test_request_buffering_off_streams_the_body(self):
         id = uuid.uuid4().hex[:12]
@@ -307,6 +329,36 @@ touch(getenv('MARK_DIR') . "/done-" . $_GET['id']);
         r = c.response()
         self.assertEqual(hashlib.md5(r.body).hexdigest(), hashlib.md5(sized(size)).hexdigest())
         self.marks.wait("done", id)
+
+
+class SendTimeoutTest(PhpTestCase):
+    CONF = CONF.replace("send_timeout = 60s", "send_timeout = 1s")
+    POOLS = {"php": 2}
+
+    @classmethod
+    def setUpDir(cls, dir):
+        install_fixtures(os.path.join(dir, "www"), SCRIPTS)
+
+    def test_a_client_that_takes_nothing_for_send_timeout_is_dropped(self):
+        size = 4 << 20
+        id = uuid.uuid4().hex[:12]
+        c = slow_reader(self.port, timeout=10.0)
+        self.addCleanup(c.close)
+        c.send(get(f"/sized.php?n={size}&id={id}"))
+        self.marks.wait("done", id, timeout=30.0)
+        time.sleep(3.0)  # past send_timeout with the spool full
+        got = 0
+        while True:
+            try:
+                chunk = c.sock.recv(1 << 20)
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            got += len(chunk)
+        self.assertLess(got, size, "the whole response came though the client took nothing")
+        self.assertIn("send_timeout", self.weft.stderr())
+        wait_no_temp_files(self, self.weft.process.pid)
 
 
 if __name__ == "__main__":

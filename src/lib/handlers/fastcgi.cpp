@@ -643,12 +643,14 @@ Proxy::Outcome Proxy::relay(std::string_view first, std::size_t ended) {
     // What the client takes at once goes straight to it (a flush() from PHP
     // reaches a fast client without delay); the rest is spooled behind.
     const auto deliver = [&](std::string_view bytes) {
-        if (spool.empty() && client_ready) {
-            const ssize_t n = exchange_.write_some(bytes);
-            if (n < 0) return false;
-            bytes.remove_prefix(static_cast<std::size_t>(n));
-            client_ready = bytes.empty();
-            client_since = loop.now();
+        if (spool.empty()) {
+            client_since = loop.now(); // it owed nothing until now
+            if (client_ready) {
+                const ssize_t n = exchange_.write_some(bytes);
+                if (n < 0) return false;
+                bytes.remove_prefix(static_cast<std::size_t>(n));
+                client_ready = bytes.empty();
+            }
         }
         return bytes.empty() || spool.put(bytes) == 0;
     };
@@ -662,7 +664,7 @@ Proxy::Outcome Proxy::relay(std::string_view first, std::size_t ended) {
             if (n < 0) return cut(nullptr);
             spool.take(static_cast<std::size_t>(n));
             client_ready = static_cast<std::size_t>(n) == front.size();
-            client_since = loop.now();
+            if (n > 0) client_since = loop.now();
         }
         if (!backend_ && spool.empty()) {
             exchange_.finish();
