@@ -335,7 +335,7 @@ ssize_t Exchange::write_now(std::string_view bytes, bool& full) {
             // The chunk's data went: its CRLF, or what is left of it, is owed.
             in_chunk_ = false;
             const std::size_t rest = closes ? trailer : 2;
-            std::memcpy(owed_, "\r\n" + (2 - rest), rest);
+            std::memcpy(owed_, &"\r\n"[2 - rest], rest);
             owed_at_ = 0;
             owed_size_ = static_cast<std::uint8_t>(rest);
         }
