@@ -103,6 +103,9 @@ site {
         static = on
         fallback = /index.php
         deny = /data /conf
+        request_buffering = off
+        buffers = 128K
+        max_temp_file_size = 0
         params {
             APP_ENV = production
         }
@@ -136,6 +139,7 @@ site {
     const auto& php = std::get<FastcgiHandler>(site.handlers[3]);
     CHECK((php.upstream == "php" && php.root == "/usr/share/app"));
     CHECK(php.deny == std::vector<std::string>{"/data", "/conf"});
+    CHECK((!php.request_buffering && php.buffers == 128u << 10 && php.max_temp_file_size == 0));
     CHECK(php.params ==
           std::vector<std::pair<std::string, std::string>>{{"APP_ENV", "production"}});
 }
@@ -152,6 +156,9 @@ TEST_CASE("an empty configuration is the defaults, on 127.0.0.1:8080", "[config]
     REQUIRE(c.listeners.size() == 1);
     CHECK(c.listeners[0].to_string() == "127.0.0.1:8080");
     CHECK(c.sites.empty());
+    const FastcgiHandler php;
+    CHECK(
+        (php.request_buffering && php.buffers == 64u << 10 && php.max_temp_file_size == 1u << 30));
 }
 
 TEST_CASE("schema errors name file, line, column and what was expected", "[config]") {

@@ -178,13 +178,13 @@ TEST_CASE("the index names are tried in order, and the first that exists wins") 
     ScriptRules rules;
     rules.extensions = {".php"};
     rules.index = {"index.html", "index.php"};
-    const ScriptResolver html_first(site.root_fd.get(), probe_resolver(site.root_fd.get()), rules);
+    const ScriptResolver html_first(site.root.string(), probe_resolver(site.root_fd.get()), rules);
     CHECK(resolve(html_first, "/both/").kind == Kind::static_file);
     auto t = resolve(html_first, "/sub/"); // only index.php there
     CHECK(t.kind == Kind::script);
     CHECK(t.script == "/sub/index.php");
     rules.index = {"index.php", "index.html"};
-    const ScriptResolver php_first(site.root_fd.get(), probe_resolver(site.root_fd.get()), rules);
+    const ScriptResolver php_first(site.root.string(), probe_resolver(site.root_fd.get()), rules);
     t = resolve(php_first, "/both/");
     CHECK(t.kind == Kind::script);
     CHECK(t.script == "/both/index.php");

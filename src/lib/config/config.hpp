@@ -78,6 +78,13 @@ struct FastcgiHandler {
     std::vector<std::string> deny;
     bool follow_symlinks = false; // as the files handler's
     std::vector<std::pair<std::string, std::string>> params;
+    // A request body is read whole before a backend is taken (off: streamed
+    // to it as it arrives, holding a PHP worker for as long as it takes).
+    bool request_buffering = true;
+    // What PHP sent and the client has not taken yet: this much in memory,
+    // then up to max_temp_file_size in a temp file; past that, PHP waits.
+    std::uint64_t buffers = 64u << 10;
+    std::uint64_t max_temp_file_size = 1u << 30;
 };
 
 using Handler = std::variant<ResponseHandler, RedirectHandler, FilesHandler, FastcgiHandler>;

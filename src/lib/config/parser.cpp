@@ -300,6 +300,11 @@ const Key<FastcgiHandler> kFastcgiKeys[] = {
     {"fallback", field<FastcgiHandler, &FastcgiHandler::fallback, &Parser::one_path>},
     {"deny", field<FastcgiHandler, &FastcgiHandler::deny, &Parser::words>},
     {"follow_symlinks", field<FastcgiHandler, &FastcgiHandler::follow_symlinks, &Parser::boolean>},
+    {"request_buffering",
+     field<FastcgiHandler, &FastcgiHandler::request_buffering, &Parser::boolean>},
+    {"buffers", field<FastcgiHandler, &FastcgiHandler::buffers, &Parser::size>},
+    {"max_temp_file_size",
+     field<FastcgiHandler, &FastcgiHandler::max_temp_file_size, &Parser::size>},
 };
 
 // params { NAME = value ... }: any name, once each.

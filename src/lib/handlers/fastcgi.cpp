@@ -3,6 +3,7 @@
 #include "event/waker.hpp"
 #include "handlers/fastcgi_params.hpp"
 #include "handlers/fastcgi_scripts.hpp"
+#include "handlers/fastcgi_spool.hpp"
 #include "handlers/file_access.hpp"
 #include "handlers/file_open.hpp"
 #include "handlers/files.hpp"
@@ -35,8 +36,11 @@ using fastcgi::RecordWriter;
 
 namespace {
 
-// A chunked request body is kept in memory up to this, then in a temp file.
-constexpr std::size_t kSpoolMemory = 8 * 1024;
+// A request body is kept in memory up to this, then in a temp file.
+constexpr std::size_t kBodyMemory = 8 * 1024;
+// A buffered response reads from the backend once its spool has this much
+// room (it reads at most that room, so what it read always fits).
+constexpr std::size_t kMinRead = 8 * 1024;
 // Local redirects followed for one request before giving up (500).
 constexpr int kMaxLocalRedirects = 8;
 
@@ -63,79 +67,18 @@ bool backend_closed(int fd) {
     return Loop::current()->table()[fd].ready & (kPeerClosed | kHungUp);
 }
 
-// A de-chunked request body: in memory while small, else in an unlinked
-// temp file.
-class Spool {
-public:
-    // Reads the whole body: 0, or the read's error (the connection answers
-    // it: 413, 408, 400).
-    int fill(http::Exchange& exchange) {
-        for (;;) {
-            if (size_ == kSpoolMemory && spill() < 0) return -EIO;
-            const ssize_t n = exchange.read_body(memory_ + size_, kSpoolMemory - size_);
-            if (n < 0) return static_cast<int>(n);
-            if (n == 0) return 0;
-            size_ += static_cast<std::size_t>(n);
-            total_ += static_cast<std::uint64_t>(n);
-        }
+// Reads the whole request body into `body`: 0, or the read's error (-EIO:
+// the spool's).
+int fill(http::Exchange& exchange, Spool& body) {
+    for (;;) {
+        std::size_t room = 64 * 1024;
+        char* into = body.reserve(room);
+        if (!into) return -EIO;
+        const ssize_t n = exchange.read_body(into, room);
+        if (n <= 0) return static_cast<int>(n);
+        body.commit(static_cast<std::size_t>(n));
     }
-    std::uint64_t size() const { return total_; }
-
-    // Copies bytes [offset, offset + n) into `out`: 0 or -errno.
-    int read(std::uint64_t offset, char* out, std::size_t n) const {
-        if (file_ < 0) {
-            std::memcpy(out, memory_ + offset, n);
-            return 0;
-        }
-        const std::uint64_t on_disk = total_ - size_;
-        if (offset >= on_disk) {
-            std::memcpy(out, memory_ + (offset - on_disk), n);
-            return 0;
-        }
-        while (n) {
-            const ssize_t got = ::pread(file_, out, n, static_cast<off_t>(offset));
-            if (got <= 0) return got < 0 ? -errno : -EIO;
-            out += got;
-            offset += static_cast<std::uint64_t>(got);
-            n -= static_cast<std::size_t>(got);
-            if (offset >= on_disk && n) {
-                std::memcpy(out, memory_ + (offset - on_disk), n);
-                return 0;
-            }
-        }
-        return 0;
-    }
-
-    ~Spool() {
-        if (file_ >= 0) ::close(file_);
-    }
-
-private:
-    int spill() {
-        if (file_ < 0) {
-            const char* dir = std::getenv("TMPDIR");
-            file_ = ::open(dir && *dir ? dir : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-            if (file_ < 0) {
-                std::fprintf(stderr, "weft: fastcgi: no temp file for a request body: %s\n",
-                             std::strerror(errno));
-                return -1;
-            }
-        }
-        std::size_t done = 0;
-        while (done < size_) {
-            const ssize_t n = ::write(file_, memory_ + done, size_ - done);
-            if (n <= 0) return -1;
-            done += static_cast<std::size_t>(n);
-        }
-        size_ = 0;
-        return 0;
-    }
-
-    int file_ = -1;
-    std::size_t size_ = 0;    // bytes in memory_ (the last ones)
-    std::uint64_t total_ = 0; // bytes in all
-    char memory_[kSpoolMemory];
-};
+}
 
 } // namespace
 
@@ -150,6 +93,9 @@ struct FastcgiHandler::State {
     std::string server_name;  // the site's first host; "": the request's Host
     std::string fixed_params; // encoded: fastcgi_params.hpp
     std::string extra_params;
+    bool request_buffering = true;
+    std::size_t buffers = 0; // a response's spool: memory, then a file
+    std::uint64_t max_temp_file_size = 0;
 };
 
 namespace {
@@ -183,6 +129,15 @@ private:
     std::optional<Outcome> respond(std::string_view body_start, std::string_view input,
                                    std::size_t pos);
     bool stream(std::string_view bytes);
+    // Whether the response goes through a spool: not when the backend
+    // asked otherwise (X-Accel-Buffering: no) or for an event stream.
+    bool buffers_response() const;
+    // The rest of a buffered response, from `first`: the backend is read as
+    // fast as it writes, the client fed as fast as it reads, what lies
+    // between spooled; the backend goes back at END_REQUEST. `ended`: it
+    // came already, with that many bytes after it.
+    Outcome relay(std::string_view first, std::size_t ended);
+    static constexpr std::size_t kNotEnded = ~std::size_t{0};
     // The CGI head's status and fields, onto the client's response.
     void copy_head();
     // Whether its fields fit the client's response head.
@@ -213,7 +168,7 @@ private:
     // As this loop resolved it for the request (a switched root's release).
     std::shared_ptr<const std::string> document_root_;
     Backend* backend_ = nullptr;
-    Spool* spool_ = nullptr; // a de-chunked body, if the request had one
+    Spool* spool_ = nullptr; // the body read whole (de-chunked), unless it streams
     Endpoints endpoints_;
     bool drained_ = false;   // the last read emptied the backend's socket
     bool body_read_ = false; // client body bytes went to this backend: no retry
@@ -279,15 +234,16 @@ int Proxy::flush_to_backend(void* self, const char* bytes, std::size_t size) {
 }
 
 void Proxy::run(const ScriptTarget& first, std::string_view document_uri) {
-    // A chunked body is read whole first, before a backend is taken: a slow
-    // upload must not hold a PHP worker, and CONTENT_LENGTH must be exact.
-    // (On the heap: chunked bodies are rare, and its buffer would crowd the
-    // coroutine's stack for every request.)
-    std::unique_ptr<Spool> spool;
-    if (request_.chunked) {
-        spool = std::make_unique<Spool>();
-        if (spool->fill(exchange_) < 0) return; // the connection answers 413/408/400
-        spool_ = spool.get();
+    // A body is read whole first, before a backend is taken: a slow upload
+    // must not hold a PHP worker, a chunked one needs its exact
+    // CONTENT_LENGTH, and a retry on a fresh connection can send it again.
+    // (Its memory is on the heap, taken with the first byte: none for a GET.)
+    Spool body(kBodyMemory, ~std::uint64_t{0});
+    if (request_.chunked || (state_.request_buffering && request_.has_body())) {
+        const int error = fill(exchange_, body);
+        if (error == -EIO) return fail(500, "the request body could not be spooled");
+        if (error < 0) return; // the connection answers 413/408/400
+        spool_ = &body;
     }
     endpoints_.look_up(client_.fd());
 
@@ -307,7 +263,7 @@ void Proxy::run(const ScriptTarget& first, std::string_view document_uri) {
                 return fail(502, "the backend closed the connection before answering");
             }
             // The backend closed a kept connection before answering: once
-            // more on a fresh one (nothing was lost: no client byte was read).
+            // more on a fresh one (nothing was lost: a body is in the spool).
             backend_ = upstream_.reconnect(backend_, error);
         }
         if (error != AcquireError::none) {
@@ -649,15 +605,157 @@ std::optional<Proxy::Outcome> Proxy::respond(std::string_view body_start, std::s
         copy_head();
         if (head && announced != CgiHead::kNoLength) {
             if (exchange_.begin(announced) == 0) exchange_.finish();
-        } else {
-            exchange_.send(gathered);
+            return end_request(leftover);
         }
-        return end_request(leftover);
+        // What the client's socket does not take now is spooled: a client
+        // that does not read must not hold the backend.
+        const ssize_t sent = exchange_.send_some(gathered);
+        if (sent < 0 || static_cast<std::size_t>(sent) == gathered.size())
+            return end_request(leftover);
+        return relay(gathered.substr(static_cast<std::size_t>(sent)), leftover);
     }
     if (!start_response(announced == CgiHead::kNoLength ? http::kUnknownLength : announced))
         return end_request(1); // the client is gone: the backend cannot be kept
+    if (buffers_response()) return relay(gathered, kNotEnded);
     if (!stream(gathered)) return Outcome::done;
     return std::nullopt; // the rest streams as it comes
+}
+
+bool Proxy::buffers_response() const {
+    const CgiHead& cgi = backend_->cgi;
+    for (std::size_t i = 0; i < cgi.field_count(); ++i) {
+        const fastcgi::CgiField& field = cgi.fields()[i];
+        if (http::equals_ignoring_case(field.name, "X-Accel-Buffering")) {
+            if (http::equals_ignoring_case(field.value, "no")) return false;
+        } else if (http::equals_ignoring_case(field.name, "Content-Type")) {
+            constexpr std::string_view kEvents = "text/event-stream";
+            if (field.value.size() >= kEvents.size() &&
+                http::equals_ignoring_case(field.value.substr(0, kEvents.size()), kEvents))
+                return false;
+        }
+    }
+    return true;
+}
+
+Proxy::Outcome Proxy::relay(std::string_view first, std::size_t ended) {
+    Loop& loop = *Loop::current();
+    const std::uint32_t send_timeout = exchange_.connection().server().options.send_timeout_ms;
+    const std::uint32_t read_timeout = upstream_.options().read_timeout_ms;
+    Spool spool(state_.buffers, state_.max_temp_file_size);
+    // Try first, wait on EAGAIN: each flag goes down only when its socket
+    // said so, and up when it signals again.
+    bool client_ready = true;
+    bool backend_ready = true;
+    bool watching = true; // for a hang-up: until a pipelined request shows up
+    std::uint64_t client_since = loop.now();
+    std::uint64_t backend_since = loop.now();
+    const auto cut = [&](const char* what) {
+        if (what) fail(502, what);
+        if (backend_) drop_backend();
+        exchange_.close_after(); // the response is cut short: only closing tells
+        return Outcome::done;
+    };
+    // What the client takes at once goes straight to it (a flush() from PHP
+    // reaches a fast client without delay); the rest is spooled behind.
+    const auto deliver = [&](std::string_view bytes) {
+        if (spool.empty()) {
+            client_since = loop.now(); // it owed nothing until now
+            if (client_ready) {
+                const ssize_t n = exchange_.write_some(bytes);
+                if (n < 0) return false;
+                bytes.remove_prefix(static_cast<std::size_t>(n));
+                client_ready = bytes.empty();
+            }
+        }
+        return bytes.empty() || spool.put(bytes) == 0;
+    };
+    if (!deliver(first)) return cut(nullptr);
+    if (ended != kNotEnded) end_request(ended); // `first` is in the spool now
+    for (;;) {
+        while (client_ready && !spool.empty()) {
+            const std::string_view front = spool.front();
+            if (front.empty()) return cut("reading the response's temp file failed");
+            const ssize_t n = exchange_.write_some(front);
+            if (n < 0) return cut(nullptr);
+            spool.take(static_cast<std::size_t>(n));
+            client_ready = static_cast<std::size_t>(n) == front.size();
+            if (n > 0) client_since = loop.now();
+        }
+        if (!backend_ && spool.empty()) {
+            exchange_.finish();
+            return Outcome::done;
+        }
+        const bool room = backend_ && spool.room() >= kMinRead;
+        if (backend_ && !room) backend_since = loop.now(); // PHP waits for the client
+        if (room && backend_ready) {
+            Backend& b = *backend_;
+            const std::size_t want = std::min<std::uint64_t>(Backend::kInSize, spool.room());
+            const ssize_t n = receive_bytes(b.fd(), b.in, want);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && errno == EAGAIN) {
+                backend_ready = false;
+                continue;
+            }
+            if (n <= 0) return cut("the backend's response was cut short");
+            backend_since = loop.now();
+            const std::string_view input{b.in, static_cast<std::size_t>(n)};
+            for (std::size_t pos = 0;;) {
+                std::size_t used = 0;
+                const RecordReader::Item item = b.reader.next(input.substr(pos), used);
+                pos += used;
+                if (item.kind == RecordReader::Kind::stdout_data) {
+                    if (!deliver(item.data)) return cut(nullptr);
+                } else if (item.kind == RecordReader::Kind::stderr_data) {
+                    log_stderr(item.data);
+                } else if (item.kind == RecordReader::Kind::end_request) {
+                    end_request(input.size() - pos); // the worker is free: the spool feeds on
+                    break;
+                } else if (item.kind == RecordReader::Kind::error) {
+                    return cut(item.error);
+                } else {
+                    break;
+                }
+            }
+            continue;
+        }
+        // Wait for whichever can move: the backend (while there is room),
+        // the client (while bytes wait for it), a hang-up, or the clock.
+        std::optional<PollEvent> from_backend, to_client, hangup;
+        Event* events[3];
+        std::size_t count = 0;
+        std::uint64_t deadline = ~std::uint64_t{0};
+        if (room) {
+            events[count++] = &from_backend.emplace(backend_->poll(), kReadable);
+            deadline = backend_since + read_timeout;
+        }
+        if (!spool.empty()) {
+            events[count++] = &to_client.emplace(client_, kWritable);
+            deadline = std::min<std::uint64_t>(deadline, client_since + send_timeout);
+        }
+        if (watching) events[count++] = &hangup.emplace(client_, kReadable);
+        const std::uint64_t now = loop.now();
+        const AwaitResult woke =
+            await_any(std::span<Event* const>(events, count),
+                      static_cast<std::int64_t>(deadline > now ? deadline - now : 0));
+        if (woke.index == AwaitResult::kTimeout) {
+            if (!spool.empty() && loop.now() >= client_since + send_timeout)
+                return cut("the client took nothing for send_timeout");
+            if (room && loop.now() >= backend_since + read_timeout)
+                return cut("the backend did not answer within read_timeout");
+            continue;
+        }
+        if (!woke.fired()) return cut(nullptr); // cancelled: the server stops
+        const Event* fired = events[woke.index];
+        if (from_backend && fired == &*from_backend) {
+            backend_ready = true;
+        } else if (to_client && fired == &*to_client) {
+            client_ready = true;
+        } else if (io::peer_closed(client_.fd())) {
+            return cut(nullptr); // the client left: everything goes
+        } else {
+            watching = false; // its next request came: a failed write tells from now on
+        }
+    }
 }
 
 bool Proxy::stream(std::string_view bytes) {
@@ -755,6 +853,10 @@ std::unique_ptr<FastcgiHandler> FastcgiHandler::create(const config::FastcgiHand
     }
     state->fixed_params = fixed_params();
     state->extra_params = extra_params(config.params);
+    state->request_buffering = config.request_buffering;
+    state->buffers = static_cast<std::size_t>(
+        std::clamp<std::uint64_t>(config.buffers, kMinRead, std::uint64_t{1} << 30));
+    state->max_temp_file_size = config.max_temp_file_size;
     return std::unique_ptr<FastcgiHandler>(new FastcgiHandler(std::move(state), config.prefix));
 }
 

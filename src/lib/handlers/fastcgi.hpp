@@ -4,15 +4,23 @@
 // For each request it decides the script itself (fastcgi_scripts.hpp),
 // serves static files and directories through a `files` handler of its own
 // when `static` is on, and proxies scripts to its upstream: params as nginx
-// sends them (fastcgi_params.hpp), the request body streamed as it arrives
-// (a chunked one de-chunked first, past a few KiB into an unlinked temp file,
-// so CONTENT_LENGTH is exact), and the response streamed back through
-// bounded buffers with backpressure both ways.
+// sends them (fastcgi_params.hpp).
 //
-// While it waits on the backend the coroutine awaits at once the backend's
-// fd, the client's (a hang-up ends the request and frees the connection)
-// and a timer (read_timeout: 504). No connection to be had: 502 at once, or
-// 503 after queue_timeout in line.
+// Slow clients hold no PHP worker: the request body is read whole before a
+// backend is taken (a Spool, fastcgi_spool.hpp: memory, then a temp file;
+// `request_buffering = off` streams it instead), and the response is read
+// as fast as PHP writes and sent as fast as the client reads, what lies
+// between in a Spool (`buffers` in memory, then up to `max_temp_file_size`
+// on disk, then PHP waits); the backend goes back at END_REQUEST. Bytes the
+// client's socket takes go at once, so flush() still streams.
+// `X-Accel-Buffering: no` and text/event-stream relay unbuffered, with
+// backpressure both ways. A whole response in one read goes out in one send.
+//
+// While it waits, the coroutine awaits at once the backend's fd, the
+// client's (a hang-up ends the request and frees the connection; its
+// writability while bytes wait for it) and a timer (read_timeout: 504;
+// send_timeout). No connection to be had: 502 at once, or 503 after
+// queue_timeout in line.
 
 #include "config/config.hpp"
 #include "fastcgi/upstream.hpp"

@@ -410,6 +410,22 @@ int Connection::send(iovec* iov, int count, bool more) {
     return 0;
 }
 
+ssize_t Connection::send_now(const iovec* iov, int count) {
+    const int flags = MSG_NOSIGNAL | (pipelined_ ? MSG_MORE : 0);
+    msghdr message{};
+    message.msg_iov = const_cast<iovec*>(iov);
+    message.msg_iovlen = static_cast<std::size_t>(count);
+    for (;;) {
+        const ssize_t n = send_message(fd_, &message, flags);
+        if (n >= 0) {
+            corked_ = pipelined_;
+            return n;
+        }
+        if (errno == EINTR) continue;
+        return errno == EAGAIN ? 0 : -errno;
+    }
+}
+
 int Connection::send_file(int file, off_t offset, std::uint64_t length) {
     while (length) {
         const std::size_t chunk = std::min<std::uint64_t>(length, 1u << 30);

@@ -57,6 +57,9 @@ public:
     // Corked (MSG_MORE) when `more` follows at once, and while pipelined
     // requests wait to be answered.
     int send(iovec* iov, int count, bool more = false);
+    // What the socket takes of the vector now, without waiting: the bytes
+    // sent (0: it is full), or -errno. Corked as send() is.
+    ssize_t send_now(const iovec* iov, int count);
     // Sends `length` bytes of `file` from `offset`; 0 or -errno (-EIO when
     // the file ended early).
     int send_file(int file, off_t offset, std::uint64_t length);

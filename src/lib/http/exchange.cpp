@@ -110,7 +110,8 @@ int Exchange::fail(int error) {
     return error;
 }
 
-int Exchange::send_head(std::uint64_t length, std::string_view body, bool more) {
+int Exchange::send_head(std::uint64_t length, std::string_view body, bool more,
+                        std::size_t* taken) {
     if (state_ != State::fresh) return fail(-EALREADY);
     if (overflow_) {
         std::fprintf(
@@ -165,6 +166,23 @@ int Exchange::send_head(std::uint64_t length, std::string_view body, bool more) 
     const bool with_body = !body.empty() && !is_head();
     state_ = State::streaming;
     length_ = length;
+    if (taken) {
+        const ssize_t n = connection_.send_now(iov, with_body ? 2 : 1);
+        if (n < 0) return fail(static_cast<int>(n));
+        const auto went = static_cast<std::size_t>(n);
+        if (went < iov[0].iov_len) {
+            // The head goes whole, waiting if it must (a full socket this
+            // early is rare); the body waits for write_some().
+            iov[0] = {start + went, iov[0].iov_len - went};
+            const int result = connection_.send(iov, 1, true);
+            if (result < 0) return fail(result);
+            *taken = with_body ? 0 : body.size();
+        } else {
+            *taken = with_body ? went - iov[0].iov_len : body.size();
+        }
+        if (with_body) sent_ = *taken;
+        return 0;
+    }
     const int result = connection_.send(iov, with_body ? 2 : 1, more);
     if (result < 0) return fail(result);
     if (with_body) sent_ = body.size();
@@ -175,6 +193,18 @@ int Exchange::send(std::string_view body) {
     const int result = send_head(body.size(), body, false);
     if (result == 0 && state_ == State::streaming) state_ = State::finished;
     return result;
+}
+
+ssize_t Exchange::send_some(std::string_view body) {
+    std::size_t taken = 0;
+    const int result = send_head(body.size(), body, false, &taken);
+    if (result < 0) return result;
+    if (state_ != State::streaming) return static_cast<ssize_t>(body.size()); // an error page
+    if (taken == body.size() || is_head() || status_has_no_body(status_)) {
+        state_ = State::finished;
+        return static_cast<ssize_t>(body.size());
+    }
+    return static_cast<ssize_t>(taken);
 }
 
 int Exchange::send_file(int fd, off_t offset, std::uint64_t length) {
@@ -214,6 +244,7 @@ int Exchange::begin(std::uint64_t length) {
 int Exchange::write(std::string_view bytes) {
     if (state_ != State::streaming) return state_ == State::failed ? -EPIPE : fail(-EINVAL);
     if (bytes.empty() || is_head() || status_has_no_body(status_)) return 0;
+    if (in_chunk_ || owed_at_ != owed_size_) return fail(-EINVAL); // write_some's to finish
     if (chunked_) {
         char size_line[24];
         char* p = std::to_chars(size_line, size_line + 16, bytes.size(), 16).ptr;
@@ -232,6 +263,85 @@ int Exchange::write(std::string_view bytes) {
     }
     sent_ += bytes.size();
     return 0;
+}
+
+ssize_t Exchange::write_some(std::string_view bytes) {
+    if (state_ != State::streaming) return state_ == State::failed ? -EPIPE : fail(-EINVAL);
+    if (bytes.empty()) return 0;
+    if (is_head() || status_has_no_body(status_)) return static_cast<ssize_t>(bytes.size());
+    if (!chunked_ && length_ != kUnknownLength && bytes.size() > length_ - sent_)
+        return fail(-EINVAL);
+    connection_.flush(); // what waits corked goes out with these
+    // Each round sends one chunk's worth (or all, unchunked) until the
+    // socket is full: a chunk finished leaves the rest for a new one.
+    std::size_t done = 0;
+    bool full = false;
+    while (done < bytes.size() && !full) {
+        const ssize_t n = write_now(bytes.substr(done), full);
+        if (n < 0) return n;
+        done += static_cast<std::size_t>(n);
+    }
+    return static_cast<ssize_t>(done);
+}
+
+ssize_t Exchange::write_now(std::string_view bytes, bool& full) {
+    if (chunked_ && !in_chunk_) {
+        // A chunk of all of them: its size line joins what is owed.
+        const std::size_t owed = owed_size_ - owed_at_;
+        std::memmove(owed_, owed_ + owed_at_, owed);
+        char* p = std::to_chars(owed_ + owed, owed_ + owed + 16, bytes.size(), 16).ptr;
+        p = put(p, "\r\n");
+        owed_at_ = 0;
+        owed_size_ = static_cast<std::uint8_t>(p - owed_);
+        chunk_left_ = bytes.size();
+        in_chunk_ = true;
+    }
+    std::size_t owed = owed_size_ - owed_at_;
+    std::size_t data = chunked_ ? std::min<std::uint64_t>(chunk_left_, bytes.size()) : bytes.size();
+    const bool closes = chunked_ && data == chunk_left_;
+    std::size_t trailer = closes ? 2 : 0;
+    std::size_t taken = 0;
+    while (owed + data + trailer) {
+        iovec iov[3];
+        int count = 0;
+        if (owed) iov[count++] = {owed_ + owed_size_ - owed, owed};
+        if (data) iov[count++] = {const_cast<char*>(bytes.data()) + taken, data};
+        if (trailer) iov[count++] = {const_cast<char*>("\r\n") + 2 - trailer, trailer};
+        msghdr message{};
+        message.msg_iov = iov;
+        message.msg_iovlen = static_cast<std::size_t>(count);
+        const ssize_t n = ::sendmsg(connection_.fd(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) {
+                full = true;
+                break;
+            }
+            return fail(-errno);
+        }
+        auto sent = static_cast<std::size_t>(n);
+        const std::size_t from_owed = std::min(sent, owed);
+        owed -= from_owed;
+        sent -= from_owed;
+        const std::size_t from_data = std::min(sent, data);
+        data -= from_data;
+        taken += from_data;
+        trailer -= sent - from_data;
+    }
+    owed_at_ = static_cast<std::uint8_t>(owed_size_ - owed);
+    if (chunked_) {
+        chunk_left_ -= taken;
+        if (chunk_left_ == 0) {
+            // The chunk's data went: its CRLF, or what is left of it, is owed.
+            in_chunk_ = false;
+            const std::size_t rest = closes ? trailer : 2;
+            std::memcpy(owed_, &"\r\n"[2 - rest], rest);
+            owed_at_ = 0;
+            owed_size_ = static_cast<std::uint8_t>(rest);
+        }
+    }
+    sent_ += taken;
+    return static_cast<ssize_t>(taken);
 }
 
 int Exchange::write_file(int fd, off_t offset, std::uint64_t length) {
@@ -260,8 +370,10 @@ int Exchange::finish() {
     if (state_ == State::finished) return 0;
     if (state_ != State::streaming) return state_ == State::failed ? -EPIPE : fail(-EINVAL);
     if (chunked_) {
-        iovec iov{const_cast<char*>("0\r\n\r\n"), 5};
-        const int result = connection_.send(&iov, 1);
+        if (in_chunk_) return fail(-EPIPE); // a chunk cut short: only closing tells
+        iovec iov[2] = {{owed_ + owed_at_, static_cast<std::size_t>(owed_size_ - owed_at_)},
+                        {const_cast<char*>("0\r\n\r\n"), 5}};
+        const int result = connection_.send(iov, 2);
         if (result < 0) return fail(result);
     } else if (!is_head() && !status_has_no_body(status_) && length_ != kUnknownLength &&
                sent_ != length_) {

@@ -11,6 +11,8 @@
 //                         ranges, proxied bodies): length known or
 //                         kUnknownLength (chunked in HTTP/1.1, else the
 //                         connection closes after the body), then finish().
+//                         write_some() instead of write() never waits: it
+//                         sends what the socket takes now.
 // For HEAD the head is sent with the length the body would have had, and the
 // body calls do nothing.
 //
@@ -70,6 +72,10 @@ public:
 
     // --- sending ---
     int send(std::string_view body);
+    // As send(), but the body only as far as the socket takes it now: how
+    // many of its bytes went (the rest goes by write_some(), then finish()),
+    // or -errno. The head always goes whole.
+    ssize_t send_some(std::string_view body);
     int send_file(int fd, off_t offset, std::uint64_t length);
     // The page reads "404 Not Found", then `detail` on a line of its own if
     // given. Fields the handler set go out with it (Allow for a 405), but
@@ -78,6 +84,11 @@ public:
     int send_error(int status, std::string_view detail = {});
     int begin(std::uint64_t length);
     int write(std::string_view bytes);
+    // Sends what the socket takes of `bytes` now, without waiting: how many
+    // were taken (fewer than all: the socket was full, wait until it is
+    // writable), or -errno. In chunks, a chunk begun is finished by the next
+    // calls, which must pass on from the first byte not taken.
+    ssize_t write_some(std::string_view bytes);
     int write_file(int fd, off_t offset, std::uint64_t length);
     int finish();
 
@@ -102,7 +113,12 @@ private:
     friend class Connection;
     enum class State : std::uint8_t { fresh, streaming, finished, failed };
 
-    int send_head(std::uint64_t length, std::string_view body, bool more);
+    // With `taken`, the body only as far as the socket takes it now.
+    int send_head(std::uint64_t length, std::string_view body, bool more,
+                  std::size_t* taken = nullptr);
+    // write_some()'s round: the rest of the chunk under way (or a new one
+    // of all of `bytes`), until done or `full`.
+    ssize_t write_now(std::string_view bytes, bool& full);
     int fail(int error);
 
     Connection& connection_;
@@ -116,6 +132,14 @@ private:
     bool overflow_ = false;    // a field did not fit, or held CR or LF: 500
     std::uint64_t length_ = 0; // announced body length, or kUnknownLength
     std::uint64_t sent_ = 0;   // body bytes written so far
+    // write_some()'s chunk under way: its data bytes not yet sent, and the
+    // framing owed before more data (the rest of its size line, or of the
+    // CRLF that closed the one before).
+    std::uint64_t chunk_left_ = 0;
+    bool in_chunk_ = false;
+    std::uint8_t owed_at_ = 0;
+    std::uint8_t owed_size_ = 0;
+    char owed_[24];
     // The head is assembled in place: the handler's fields go at
     // head_[kLeadRoom...]; at sending, the status line, Server, Date and the
     // length go right before them and Connection and the blank line after.
