@@ -107,6 +107,14 @@ public:
         : state_(state), upstream_(*state.upstream), exchange_(exchange),
           request_(exchange.request()), client_(*Loop::current(), exchange.connection().fd()),
           client_watch_(client_), document_root_(state.scripts->document_root()) {}
+    Proxy(const Proxy&) = delete;
+    Proxy& operator=(const Proxy&) = delete;
+    // A coroutine destroyed in a wait (a stop past its grace) unwinds
+    // through here holding its connection: it goes back to the pool, or
+    // max_conns would count it for good.
+    ~Proxy() {
+        if (backend_) drop_backend();
+    }
 
     // Runs `script`: answers the request one way or another.
     void run(const ScriptTarget& script, std::string_view document_uri);
