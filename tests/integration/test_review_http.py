@@ -122,7 +122,8 @@ class MagicLinks(ServerTestCase):
             if child.poll() is not None:
                 self.skipTest("unshare -m is not allowed here")
             time.sleep(0.1)
-        pid = int(open(pid_file).read())
+        with open(pid_file) as f:
+            pid = int(f.read())
         self.assertFalse(os.path.exists(f"{root}/ns.html"))
         os.symlink(f"/proc/{pid}/root{root}/ns.html", f"{root}/leak.html")
         c, r = self.roundtrip(get("/leak.html"))
