@@ -12,6 +12,10 @@ found, each against a scripted FastCGI backend that answers as PHP-FPM does.
   application slower than 100 ms (46 connections for 60 requests).
 - A backup next to a script (x.php.old) is served as its source, though
   .bak, .orig, .save and ~ are refused.
+- A local redirect (Location: /path, no Status) is resolved in the
+  handler's root whatever handler the path routes to: a script under a
+  `files /uploads` prefix, 403 when asked for, runs when a script of the
+  application redirects to it (an open redirect is enough).
 
     test_review_php.py WEFT_BINARY
 """
@@ -36,6 +40,8 @@ upstream slow {
 }
 site {
     root = {dir}/www
+    files /uploads {
+    }
     fastcgi /slow {
         upstream = slow
     }
@@ -50,7 +56,13 @@ SOURCE = "<?php $password = 'TOP SECRET';\n"
 
 def like_php(request_id, params):
     """As PHP-FPM answers `echo 'hello world';`: no body for HEAD, and no
-    Content-Length either way."""
+    Content-Length either way. /go.php redirects where its query says, and
+    no Status (an open redirect); /uploads/* say that they ran."""
+    if params["SCRIPT_NAME"] == "/go.php":
+        head = b"Location: " + params["QUERY_STRING"].encode() + b"\r\n\r\n"
+        return record(STDOUT, request_id, head) + end_request(request_id)
+    if params["SCRIPT_NAME"].startswith("/uploads/"):
+        return record(STDOUT, request_id, b"\r\nRAN") + end_request(request_id)
     body = b"" if params["REQUEST_METHOD"] == "HEAD" else b"hello world"
     return (record(STDOUT, request_id, b"Content-type: text/html\r\n\r\n" + body)
             + record(STDOUT, request_id) + end_request(request_id))
@@ -67,7 +79,9 @@ class ReviewPhp(ServerTestCase):
     @classmethod
     def setUpDir(cls, dir):
         os.makedirs(os.path.join(dir, "www", "slow"))
-        for name in ("hello.php", "x.php", "x.php.old", "slow/page.php"):
+        os.makedirs(os.path.join(dir, "www", "uploads"))
+        for name in ("hello.php", "x.php", "x.php.old", "slow/page.php", "go.php",
+                     "uploads/evil.php"):
             with open(os.path.join(dir, "www", name), "w") as f:
                 f.write(SOURCE)
         cls.php = Backend(os.path.join(dir, "php.sock"), like_php)
@@ -122,6 +136,12 @@ class ReviewPhp(ServerTestCase):
     def test_a_backup_of_a_script_is_not_served_as_its_source(self):
         c, r = self.roundtrip("GET /x.php.old HTTP/1.1\r\nHost: a\r\n\r\n")
         self.assertNotIn(b"TOP SECRET", r.body, r)
+
+    def test_a_local_redirect_runs_no_script_its_path_does_not_route_to(self):
+        c, r = self.roundtrip("GET /uploads/evil.php HTTP/1.1\r\nHost: a\r\n\r\n")
+        self.assertEqual(r.status, 403, r)
+        c, r = self.roundtrip("GET /go.php?/uploads/evil.php HTTP/1.1\r\nHost: a\r\n\r\n")
+        self.assertNotEqual(r.body, b"RAN", "an upload ran through a local redirect")
 
 
 if __name__ == "__main__":
