@@ -35,7 +35,14 @@ TEST_CASE("editor backups, leftovers and script sources are never served") {
           "/LocalSettings.php.save", "/x.rej", "/index.php", "/a/b.PHP", "/x.phtml", "/x.phar",
           "/x.phps", "/x.php5", "/x.php8", "index.php", "/dir/x.Bak"})
         CHECK(is_never_served(name));
-    for (const char* name : {"/", "/a/", "/style.css", "/x.phpx", "/x.ph", "/x.php9", "/php",
-                             "/a.php/readme.txt", "/backup", "/x.baked", "/#a", "", "/#"})
+    // Copies of a script, and twins of any of these.
+    for (const char* name : {"/x.phpx", "/x.php9", "/x.php.old", "/x.php.txt", "/x.php.", "/x.php_",
+                             "/x.php-", "/x.php.1", "/config.inc", "/x.php.gz", "/x.php.br",
+                             "/a.html.bak.gz", "/x.tmp", "/x.dist", "/x.PHP.GZ", "/x~.gz"})
+        CHECK(is_never_served(name));
+    for (const char* name :
+         {"/", "/a/", "/style.css", "/x.ph", "/php", "/php.ini", "/a.php/readme.txt", "/backup",
+          "/x.baked", "/#a", "", "/#", "/x.photo.jpg", "/x.pharmacy.html", "/a.gz",
+          "/report.old.pdf", "/style.css.gz", "/.gz"})
         CHECK_FALSE(is_never_served(name));
 }

@@ -90,8 +90,9 @@ struct FastcgiHandler::State {
     std::unique_ptr<FilesHandler> files; // static = on
     std::unique_ptr<fastcgi::Upstream> own_upstream;
     fastcgi::Upstream* upstream = nullptr;
-    std::string server_name;  // the site's first host; "": the request's Host
-    std::string fixed_params; // encoded: fastcgi_params.hpp
+    const http::Handler* handler = nullptr; // the handler this is the state of
+    std::string server_name;                // the site's first host; "": the request's Host
+    std::string fixed_params;               // encoded: fastcgi_params.hpp
     std::string extra_params;
     bool request_buffering = true;
     std::size_t buffers = 0; // a response's spool: memory, then a file
@@ -296,10 +297,18 @@ void Proxy::run(const ScriptTarget& first, std::string_view document_uri) {
         const std::size_t mark = target.find('?');
         const auto normal = http::normalize_path(target.substr(0, mark), redirect_path_.data());
         if (!normal) return fail(502, "the backend redirected to a bad path");
-        redirect_script_.resize(state_.scripts->scratch_size(normal->size()));
-        script = state_.scripts->resolve(*normal, redirect_script_.data());
-        if (script.kind != ScriptTarget::Kind::script) {
-            // Not a script: let the client fetch it.
+        // Only a path this handler answers runs here: one that routes to
+        // another handler (a files prefix, a denied one, another
+        // application) is the client's to ask for, like any that is no
+        // script, or a redirect could run what no request may reach.
+        const http::Router& router = exchange_.connection().server().router;
+        const bool ours = router.route(request_.host, *normal) == state_.handler;
+        if (ours) {
+            redirect_script_.resize(state_.scripts->scratch_size(normal->size()));
+            script = state_.scripts->resolve(*normal, redirect_script_.data());
+        }
+        if (!ours || script.kind != ScriptTarget::Kind::script) {
+            // Let the client fetch it.
             exchange_.status(302);
             exchange_.header("Location", target);
             exchange_.send({});
@@ -611,8 +620,12 @@ std::optional<Proxy::Outcome> Proxy::respond(std::string_view body_start, std::s
         // The whole response is here: one send, with its length.
         // (A client gone by now leaves the backend connection fine to keep.)
         copy_head();
-        if (head && announced != CgiHead::kNoLength) {
-            if (exchange_.begin(announced) == 0) exchange_.finish();
+        if (head) {
+            // No length announced: none is sent (a 0 would say GET's body
+            // is empty, RFC 9110 §9.3.2).
+            const std::uint64_t length =
+                announced == CgiHead::kNoLength ? http::kUnknownLength : announced;
+            if (exchange_.begin(length) == 0) exchange_.finish();
             return end_request(leftover);
         }
         // What the client's socket does not take now is spooled: a client
@@ -869,7 +882,9 @@ std::unique_ptr<FastcgiHandler> FastcgiHandler::create(const config::FastcgiHand
 }
 
 FastcgiHandler::FastcgiHandler(std::unique_ptr<State> state, std::string prefix)
-    : http::Handler(std::move(prefix)), state_(std::move(state)) {}
+    : http::Handler(std::move(prefix)), state_(std::move(state)) {
+    state_->handler = this;
+}
 
 FastcgiHandler::~FastcgiHandler() = default;
 

@@ -112,8 +112,8 @@ ScriptResolver::FileKind ScriptResolver::kind_of(std::string_view path) const {
     // Watched before it is opened: a change after the walk is an event.
     PathWatch watched;
     struct stat walked {};
-    const bool cacheable =
-        watch && watch_path(*watch, fd_path(root), key.c_str() + 9, watched, walked) >= 0;
+    const bool cacheable = watch && inotify_sees_all(root, key.c_str() + 9) &&
+                           watch_path(*watch, fd_path(root), key.c_str() + 9, watched, walked) >= 0;
     FileKind kind = FileKind::missing;
     const int fd = open_beneath(root, key.c_str() + 9, resolver_);
     if (fd >= 0) {

@@ -32,22 +32,58 @@ std::size_t dot_segment_end(std::string_view path) {
     return std::string_view::npos;
 }
 
+namespace {
+
+bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
+    return text.size() >= prefix.size() &&
+           http::equals_ignoring_case(text.substr(0, prefix.size()), prefix);
+}
+
+// A script's source in any guise: .php, .php5, .phps, .php_, .php-, .phpx,
+// .phtml, .phar (and so the names of a copy: x.php.txt, x.php.1).
+bool is_script_extension(std::string_view extension) {
+    return starts_with_ignoring_case(extension, "php") ||
+           http::equals_ignoring_case(extension, "phtml") ||
+           http::equals_ignoring_case(extension, "phar");
+}
+
+// What editors, merges, deploys and people leave behind, and PHP includes.
+bool is_leftover_extension(std::string_view extension) {
+    static constexpr std::string_view kLeftovers[] = {"bak",    "orig", "save", "swp",  "swo",
+                                                      "rej",    "old",  "tmp",  "temp", "dist",
+                                                      "backup", "bk",   "copy", "inc"};
+    for (std::string_view e : kLeftovers)
+        if (http::equals_ignoring_case(extension, e)) return true;
+    return false;
+}
+
+} // namespace
+
 bool is_never_served(std::string_view name) {
-    // Backups and leftovers, then a script's source (any case: a file
-    // system may not care, and the backend's extensions need not be these).
-    static constexpr std::string_view kExtensions[] = {
-        ".bak", ".orig",  ".save", ".swp",  ".swo",  ".rej", //
-        ".php", ".phtml", ".phar", ".phps", ".php3", ".php4", ".php5", ".php6", ".php7", ".php8"};
     if (const std::size_t slash = name.rfind('/'); slash != std::string_view::npos)
         name.remove_prefix(slash + 1);
+    // A precompressed twin is what it compresses: x.php.gz is x.php.
+    for (std::string_view twin : {".gz", ".br", ".zst"}) {
+        if (name.size() > twin.size() &&
+            http::equals_ignoring_case(name.substr(name.size() - twin.size()), twin)) {
+            name.remove_suffix(twin.size());
+            break;
+        }
+    }
     if (name.empty()) return false;
     if (name.back() == '~' || (name.size() > 1 && name.front() == '#' && name.back() == '#'))
         return true;
-    const std::size_t dot = name.rfind('.');
-    if (dot == std::string_view::npos || dot == 0) return false;
-    const std::string_view extension = name.substr(dot);
-    for (std::string_view e : kExtensions)
-        if (http::equals_ignoring_case(extension, e)) return true;
+    // A script's extension anywhere after the first dot of the name (the
+    // copies of a script: x.php.old, x.php.txt, x.php.); a leftover's last.
+    for (std::size_t dot = name.find('.', 1); dot != std::string_view::npos;
+         dot = name.find('.', dot + 1)) {
+        const std::size_t next = name.find('.', dot + 1);
+        const std::string_view extension = next == std::string_view::npos
+                                               ? name.substr(dot + 1)
+                                               : name.substr(dot + 1, next - dot - 1);
+        if (is_script_extension(extension)) return true;
+        if (next == std::string_view::npos) return is_leftover_extension(extension);
+    }
     return false;
 }
 

@@ -16,11 +16,13 @@ inline bool has_dot_segment(std::string_view path) {
     return dot_segment_end(path) != std::string_view::npos;
 }
 
-// Whether the file a path names must never be sent as it is on disk: an
-// editor's backup or a leftover of a merge or an upload (x.php~, #x.php#,
-// .bak, .orig, .save, .swp, .swo, .rej), or a script's source (.php and its
-// kin: .phtml, .php3 to .php8, .phps, .phar), whatever extensions a handler
-// runs. Such files sit next to the scripts and hold the same secrets.
+// Whether the file a path names must never be sent as it is on disk: a
+// script's source in any guise (.php and its kin anywhere after the first
+// dot: .php5, .phtml, .phar, x.php.old, x.php.txt, x.php.), an editor's
+// backup or a leftover of a merge, a deploy or an upload (x~, #x#, .bak,
+// .orig, .save, .swp, .swo, .rej, .old, .tmp, .temp, .dist, .backup, .bk,
+// .copy) or a PHP include (.inc), and a precompressed twin of any of them
+// (x.php.gz). Such files sit next to the scripts and hold the same secrets.
 bool is_never_served(std::string_view name);
 
 // Whether `path` is `prefix` or lies beneath it, segment-wise: /private

@@ -43,21 +43,30 @@ ssize_t path_of(int fd, char (&out)[PATH_MAX]) {
 
 // A symlink RESOLVE_BENEATH refused (an absolute one, or one that climbs
 // out and back in) is followed after all when what it reaches lies beneath
-// the root: asked of the opened descriptor itself, so no rename between the
-// open and the check can change the answer for the file that is served.
+// the root. The path is first resolved to an O_PATH descriptor, which opens
+// nothing (no device, no FIFO) and follows no /proc magic link (those lead
+// into other mount namespaces, where a path's text means another file);
+// what /proc then says that descriptor names, if it is beneath the root, is
+// opened again beneath the root, with RESOLVE_BENEATH: a rename in between
+// can change which file that is, never make it one outside. Any failure is
+// -EXDEV, so a link planted in the root cannot tell what exists outside it.
 int open_if_beneath(int root, const char* relative) {
-    OwnedFd fd{::openat(root, relative, kReadFlags)};
-    if (fd.get() < 0) return -errno;
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_MAGICLINKS;
+    const OwnedFd found{static_cast<int>(syscall(SYS_openat2, root, relative, &how, sizeof how))};
+    if (found.get() < 0) return -EXDEV;
     char root_path[PATH_MAX];
     char file_path[PATH_MAX];
     const ssize_t root_size = path_of(root, root_path);
-    const ssize_t file_size = path_of(fd.get(), file_path);
+    const ssize_t file_size = path_of(found.get(), file_path);
     if (root_size <= 0 || file_size <= 0) return -EXDEV;
     const std::string_view base{root_path, static_cast<std::size_t>(root_size)};
     const std::string_view file{file_path, static_cast<std::size_t>(file_size)};
-    const bool beneath = file.starts_with(base) &&
-                         (file.size() == base.size() || base == "/" || file[base.size()] == '/');
-    return beneath ? fd.release() : -EXDEV;
+    const std::size_t skip = base == "/" ? 1 : base.size() + 1;
+    if (file.size() <= skip || !file.starts_with(base) || file[skip - 1] != '/') return -EXDEV;
+    const int fd = openat2_beneath(root, file_path + skip);
+    return fd >= 0 ? fd : -EXDEV;
 }
 
 // One component at a time: every directory on the way is opened O_PATH with

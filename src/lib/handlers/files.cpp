@@ -330,6 +330,11 @@ bool FileRequest::watch_entry(CachedFile& file, const char* path, Walked expecte
         if (!S_ISREG(walked.st_mode) || walked.st_dev != st.st_dev || walked.st_ino != st.st_ino)
             return false;
         st = walked;
+        // inotify hears of a write only through the directory it was made
+        // in, and only of writes this kernel makes: a file with another name
+        // (a hard link) or on a network or FUSE file system is checked
+        // against the disk at every use instead.
+        if (walked.st_nlink > 1 || !inotify_sees_all(root_, path)) return true;
     }
     file.watched = true;
     return true;

@@ -1,6 +1,7 @@
 #include "handlers/path_watch.hpp"
 
 #include <fcntl.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -137,6 +138,27 @@ void LoopRoot::reopen(FsWatch* watch) {
     const ssize_t n = ::readlink(fd_path(opened).c_str(), real, sizeof real);
     if (n > 0 && n < static_cast<ssize_t>(sizeof real) && real[0] == '/')
         real_path_ = std::make_shared<const std::string>(real, n == 1 ? 0 : n);
+}
+
+// Whether every change to `path` (beneath `root`) is made by this kernel on
+// a file system it tells inotify about: local disks and memory. One statfs,
+// when an entry is cached.
+bool inotify_sees_all(int root, const char* path) {
+    const std::string full = fd_path(root) + "/" + path;
+    struct statfs fs {};
+    if (::statfs(full.c_str(), &fs) != 0) return false;
+    switch (static_cast<unsigned long>(fs.f_type)) {
+    case 0xEF53:     // ext2, ext3, ext4
+    case 0x58465342: // xfs
+    case 0x9123683E: // btrfs
+    case 0x01021994: // tmpfs
+    case 0xF2F52010: // f2fs
+    case 0x2FC12FC1: // zfs
+    case 0x794C7630: // overlayfs (a container's root)
+        return true;
+    default:
+        return false;
+    }
 }
 
 } // namespace weft::handlers

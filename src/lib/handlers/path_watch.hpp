@@ -53,6 +53,12 @@ int watch_path(FsWatch& watch, std::string directory, std::string_view relative,
 // whatever its own path became.
 std::string fd_path(int fd);
 
+// Whether every change to `path` (beneath the directory `root`) is made by
+// this kernel on a file system that tells inotify: local disks and memory,
+// not NFS, CIFS or FUSE, where another host or a daemon writes unheard.
+// One statfs: asked when an entry is cached, not when it is used.
+bool inotify_sees_all(int root, const char* path);
+
 // A document root as this loop sees it: an O_PATH descriptor of the
 // directory its path names now. A handler's root is often a symlink that a
 // deploy switches (/srv/current -> releases/42); each loop re-opens it at

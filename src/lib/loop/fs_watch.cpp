@@ -58,6 +58,15 @@ int FsWatch::watch(const char* directory, std::string_view name, WatchStamp& sta
     const int wd = inotify_add_watch(fd_, directory, kMask);
     if (wd < 0) return -errno;
     auto [found, added] = by_wd_.try_emplace(wd, 0);
+    if (added && by_wd_.size() > kMaxDirectories) {
+        // Watches are never taken back while their directory lives, so a
+        // crawl of a large tree would take the user's whole allowance
+        // (fs.inotify.max_user_watches, shared by every process of the
+        // user): past the cap, entries are checked at each use instead.
+        by_wd_.erase(found);
+        inotify_rm_watch(fd_, wd);
+        return -ENOSPC;
+    }
     if (added) {
         if (!free_records_.empty()) {
             found->second = free_records_.back();

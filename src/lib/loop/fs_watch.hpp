@@ -43,6 +43,8 @@ struct WatchStamp {
 class FsWatch final : private FdWatcher {
 public:
     static constexpr std::uint32_t kBuckets = 32; // per directory
+    // Directories one loop watches at most; past it, watch() says -ENOSPC.
+    static constexpr std::size_t kMaxDirectories = 4096;
 
     // A watch on `loop` (its inotify fd registered there), or nullptr with
     // errno set: no inotify (too many instances, say).
