@@ -161,3 +161,19 @@ TEST_CASE("a drain after reading bytes hears of every change made before them", 
     CHECK(read_bytes == "AB");
     CHECK_FALSE(current_when_read);
 }
+
+TEST_CASE("a loop watches a bounded number of directories, then says ENOSPC", "[loop]") {
+    LoopOnThisThread l;
+    TempDir dir;
+    WatchStamp stamp{};
+    for (std::size_t i = 0; i < FsWatch::kMaxDirectories + 2; ++i) {
+        const fs::path sub = dir.path / std::to_string(i);
+        fs::create_directory(sub);
+        const int result = l.watch->watch(sub.c_str(), "f", stamp);
+        INFO(i);
+        CHECK(result == (i < FsWatch::kMaxDirectories ? 0 : -ENOSPC));
+    }
+    CHECK(l.watch->directories() == FsWatch::kMaxDirectories);
+    // A directory already watched is still watched at the cap.
+    CHECK(l.watch->watch((dir.path / "0").c_str(), "g", stamp) == 0);
+}
