@@ -211,6 +211,7 @@ void Upstream::settle(Backend* backend) {
     backend->stalled_ = false;
     std::lock_guard lock(mutex_);
     --stalled_;
+    if (claims_ > stalled_) claims_ = stalled_; // none left for it
 }
 
 void Upstream::on_clock(Backend* backend) {
@@ -225,12 +226,16 @@ void Upstream::stall(Backend* backend) {
     // nobody uses, which the backlog may be waiting for.
     Loop& loop = *backend->loop_;
     loop.timers().arm(backend->clock_, loop.now() + kStallMs);
+    const bool claim_tick = ++backend->ticks_ % (kClaimMs / kStallMs) == 0;
     Backend* idle = nullptr;
     {
         std::lock_guard lock(mutex_);
         if (!backend->stalled_) ++stalled_;
         backend->stalled_ = true;
         idle = idle_;
+        // Nothing idle under a lasting load: the next connection to free up
+        // is closed for the backlog instead of handed on.
+        if (!idle && claim_tick && claims_ < stalled_) ++claims_;
         for (Backend* b = idle; b; b = b->next_) b->idle_ = false;
         idle_ = nullptr;
         idle_count_ = 0;
@@ -399,6 +404,12 @@ void Upstream::release(Backend* backend, bool keep) {
         std::lock_guard lock(mutex_);
         Waiter* w = nullptr;
         if (keep) ++backend->requests_;
+        // Claimed by a connection long in the backlog: closed, its child
+        // takes the backlog's first, its slot goes to the first waiter.
+        if (keep && claims_ > 0) {
+            --claims_;
+            keep = false;
+        }
         if (keep && hand_over(backend, w)) {
             wake = w->wake;
         } else if (keep && idle_count_ < options_.keepalive) {
