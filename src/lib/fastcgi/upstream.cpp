@@ -159,10 +159,7 @@ void Upstream::ask_loop_to_hand_over(Backend* backend) {
         {
             std::lock_guard lock(mutex_);
             Waiter* w = nullptr;
-            if (stalled_ > 0) {
-                close_it = true; // its child goes to the backlog; its slot to the waiter
-                wake = free_slot();
-            } else if (hand_over(backend, w)) {
+            if (hand_over(backend, w)) {
                 wake = w->wake;
             } else if (idle_count_ < options_.keepalive) {
                 push_idle(backend); // nobody waits any more
@@ -214,6 +211,7 @@ void Upstream::settle(Backend* backend) {
     backend->stalled_ = false;
     std::lock_guard lock(mutex_);
     --stalled_;
+    if (claims_ > stalled_) claims_ = stalled_; // none left for it
 }
 
 void Upstream::on_clock(Backend* backend) {
@@ -224,12 +222,20 @@ void Upstream::on_clock(Backend* backend) {
 }
 
 void Upstream::stall(Backend* backend) {
-    backend->stalled_ = true;
+    // Ticks again until it answers: whatever is idle at a tick holds a child
+    // nobody uses, which the backlog may be waiting for.
+    Loop& loop = *backend->loop_;
+    loop.timers().arm(backend->clock_, loop.now() + kStallMs);
+    const bool claim_tick = ++backend->ticks_ % (kClaimMs / kStallMs) == 0;
     Backend* idle = nullptr;
     {
         std::lock_guard lock(mutex_);
-        ++stalled_;
+        if (!backend->stalled_) ++stalled_;
+        backend->stalled_ = true;
         idle = idle_;
+        // Nothing idle under a lasting load: the next connection to free up
+        // is closed for the backlog instead of handed on.
+        if (!idle && claim_tick && claims_ < stalled_) ++claims_;
         for (Backend* b = idle; b; b = b->next_) b->idle_ = false;
         idle_ = nullptr;
         idle_count_ = 0;
@@ -398,12 +404,15 @@ void Upstream::release(Backend* backend, bool keep) {
         std::lock_guard lock(mutex_);
         Waiter* w = nullptr;
         if (keep) ++backend->requests_;
-        // While a request of ours may wait in the backlog, no child is kept
-        // from it: closed, this connection's child takes the backlog's next.
-        const bool keep_it = keep && stalled_ == 0;
-        if (keep_it && hand_over(backend, w)) {
+        // Claimed by a connection long in the backlog: closed, its child
+        // takes the backlog's first, its slot goes to the first waiter.
+        if (keep && claims_ > 0) {
+            --claims_;
+            keep = false;
+        }
+        if (keep && hand_over(backend, w)) {
             wake = w->wake;
-        } else if (keep_it && idle_count_ < options_.keepalive) {
+        } else if (keep && idle_count_ < options_.keepalive) {
             push_idle(backend);
         } else {
             close_it = true;
