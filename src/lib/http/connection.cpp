@@ -47,19 +47,17 @@ ssize_t send_message(int fd, const msghdr* message, int flags) {
 
 // The part of a request head a connection received before it parked, kept
 // with the parked fd rather than on a coroutine's stack: a block just its
-// size, the head's deadline, and whether the connection idles as kept alive.
+// size, and the head's deadline.
 struct PartialHead final : ParkedState {
     std::uint64_t deadline;
     std::uint32_t size;
-    bool kept_alive;
 
     char* bytes() { return reinterpret_cast<char*>(this + 1); }
 
     // nullptr if out of memory, or for more than a buffer holds (the head
     // came from one, below the parser's limit: never, but it is checked
     // where the size is chosen).
-    static PartialHead* save(const char* bytes, std::size_t size, std::uint64_t deadline,
-                             bool kept_alive) {
+    static PartialHead* save(const char* bytes, std::size_t size, std::uint64_t deadline) {
         if (size >= Connection::kBufferSize) return nullptr;
         void* memory = std::malloc(sizeof(PartialHead) + size);
         if (!memory) return nullptr;
@@ -67,7 +65,6 @@ struct PartialHead final : ParkedState {
         head->release = [](ParkedState* self) { std::free(static_cast<PartialHead*>(self)); };
         head->deadline = deadline;
         head->size = static_cast<std::uint32_t>(size);
-        head->kept_alive = kept_alive;
         std::memcpy(head->bytes(), bytes, size);
         return head;
     }
@@ -89,7 +86,7 @@ Connection::Connection(int fd, const Server& server)
     // left a head begun.
     Loop* loop = Loop::current();
     if (!loop) return;
-    kept_alive_ = loop->table()[fd].registered != 0;
+    idle_ = loop->table()[fd].registered ? Idle::parked : Idle::fresh;
     if (ParkedState* parked = loop->take_parked(fd)) resume_head(parked);
 }
 
@@ -150,10 +147,21 @@ std::int64_t Connection::park_head() {
     // Responses corked for this pipelined head go out before the wait.
     flush();
     Loop& loop = *Loop::current();
-    auto* head = PartialHead::save(buffer_, end_, head_deadline_, kept_alive_);
+    auto* head = PartialHead::save(buffer_, end_, head_deadline_);
     if (!head) return kClose;
     loop.set_timeout(fd_, static_cast<std::uint32_t>(head_deadline_ - loop.now()));
     loop.leave_parked(fd_, head);
+    return kPark;
+}
+
+std::int64_t Connection::park_again() {
+    Loop& loop = *Loop::current();
+    if (loop.stopping()) return unread_input() ? close_gracefully() : kClose;
+    // unpark() cancelled the fd's timer, which keeps the deadline the
+    // connection parked with; nothing in this coroutine armed it since.
+    const std::uint64_t deadline = loop.table()[fd_].timer.deadline;
+    if (loop.now() >= deadline) return kClose;
+    loop.set_timeout(fd_, static_cast<std::uint32_t>(deadline - loop.now()));
     return kPark;
 }
 
@@ -164,7 +172,6 @@ void Connection::resume_head(ParkedState* parked) {
     end_ = std::min<std::size_t>(head->size, kBufferSize - 1);
     std::memcpy(buffer_, head->bytes(), end_);
     head_deadline_ = head->deadline;
-    kept_alive_ = head->kept_alive;
     head->release(head);
 }
 
@@ -199,8 +206,8 @@ std::int64_t Connection::run() {
                 // A request that came since the last read is not answered,
                 // but must not turn the close into a reset either.
                 if (loop.stopping()) return unread_input() ? close_gracefully() : kClose;
-                loop.set_timeout(fd_, kept_alive_ ? options_.keep_alive_timeout_ms
-                                                  : options_.request_timeout_ms);
+                loop.set_timeout(fd_, idle_ == Idle::fresh ? options_.request_timeout_ms
+                                                           : options_.keep_alive_timeout_ms);
                 return kPark;
             }
             if (n <= 0) return kClose;
@@ -218,10 +225,12 @@ std::int64_t Connection::run() {
             if (drained_ && buffer_[0] == '\r') {
                 // Empty lines before a request line are ignored (RFC 9112
                 // §2.2). Alone they start no request: the connection idles,
-                // not under the head's deadline. Dropped only once the socket
-                // is empty, so a flood of them still ends at max_head.
+                // not under the head's deadline, and they do not move the
+                // deadline it idles under. Dropped only once the socket is
+                // empty, so a flood of them still ends at max_head.
                 const std::size_t start = past_empty_lines(0);
                 if (start == end_) {
+                    if (idle_ == Idle::parked) return park_again();
                     idle = true;
                     break;
                 }
@@ -253,7 +262,7 @@ std::int64_t Connection::run() {
         } else {
             next = handle(parser_.head_size());
         }
-        kept_alive_ = true;
+        idle_ = Idle::answered;
         if (next == Next::linger) return close_gracefully();
         if (next == Next::close) return kClose;
     }

@@ -95,6 +95,9 @@ private:
     ssize_t receive(std::size_t at, std::uint32_t timeout_ms);
     // Parks with the head received so far, or answers 408 if its time is up.
     std::int64_t park_head();
+    // Parks again, with nothing of a request, under the deadline an earlier
+    // coroutine parked the connection with (Idle::parked); closes past it.
+    std::int64_t park_again();
     // Takes back what an earlier coroutine of this connection parked with.
     void resume_head(ParkedState* parked);
     // Waits for `interest` on the connection, at most `timeout_ms`.
@@ -129,11 +132,16 @@ private:
     // for bytes (0: none yet): one for the whole head, however slowly it
     // trickles in, and kept across parks.
     std::uint64_t head_deadline_ = 0;
-    // The connection answered a request, or an earlier coroutine of it
-    // parked: it idles under keep_alive_timeout, else request_timeout. Also
-    // when this coroutine finds no request (woken for bytes an earlier one
-    // read, or for empty lines): each park starts a new coroutine.
-    bool kept_alive_ = false;
+    // How the connection idles when it parks with nothing of a request:
+    // fresh (it never parked nor answered) under request_timeout, answered
+    // (by this coroutine) under keep_alive_timeout. Parked (by an earlier
+    // coroutine, and this one answered nothing): under keep_alive_timeout
+    // when woken for bytes an earlier one read, but after empty lines that
+    // came alone under the deadline it parked with, so that a client sending
+    // a CRLF a second cannot hold it open forever (each park starts a new
+    // coroutine).
+    enum class Idle : std::uint8_t { fresh, parked, answered };
+    Idle idle_ = Idle::fresh;
     // The last read returned less than it asked for: the socket was empty
     // then, so whatever arrives later raises a fresh readiness edge.
     bool drained_ = false;
