@@ -102,6 +102,8 @@ TEST_CASE("a cancelled timer never fires, cancel is idempotent", "[timer]") {
         probes[i].cancel();
         probes[i].cancel();
         CHECK_FALSE(probes[i].armed());
+        // The deadline stays: a parked connection reads it when it wakes.
+        CHECK(probes[i].deadline == static_cast<std::uint64_t>(i) * 37);
     }
     wheel.advance(1000 * 37);
     REQUIRE(log.size() == 500);

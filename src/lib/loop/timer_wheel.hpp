@@ -20,7 +20,10 @@ namespace weft {
 struct Timer {
     Timer* prev = nullptr; // null while disarmed
     Timer* next = nullptr;
-    std::uint64_t deadline = 0; // milliseconds, on the wheel's clock
+    // Milliseconds, on the wheel's clock. Kept when the timer is cancelled:
+    // a connection woken from a park reads the deadline it parked with
+    // (empty lines alone do not earn it a new one).
+    std::uint64_t deadline = 0;
     void (*fire)(Timer& self) = nullptr;
 
     bool armed() const { return prev != nullptr; }
