@@ -2,6 +2,7 @@
 
 #include "handlers/file_access.hpp"
 #include "handlers/path_watch.hpp"
+#include "handlers/per_loop.hpp"
 #include "loop/fs_watch.hpp"
 #include "loop/loop.hpp"
 
@@ -56,17 +57,7 @@ struct LoopScripts {
 
 LoopScripts& loop_scripts(std::uint64_t id, const std::shared_ptr<const bool>& alive,
                           const std::string& root) {
-    struct Slot {
-        std::uint64_t id;
-        std::weak_ptr<const bool> alive;
-        std::unique_ptr<LoopScripts> scripts;
-    };
-    thread_local std::vector<Slot> slots;
-    for (Slot& slot : slots)
-        if (slot.id == id) return *slot.scripts;
-    std::erase_if(slots, [](const Slot& slot) { return slot.alive.expired(); });
-    slots.push_back({id, alive, std::make_unique<LoopScripts>(root)});
-    return *slots.back().scripts;
+    return per_loop<LoopScripts>(id, alive, root);
 }
 
 } // namespace

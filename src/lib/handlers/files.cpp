@@ -7,6 +7,7 @@
 #include "handlers/file_listing.hpp"
 #include "handlers/file_open.hpp"
 #include "handlers/file_ranges.hpp"
+#include "handlers/per_loop.hpp"
 #include "handlers/redirect.hpp"
 #include "http/date.hpp"
 #include "http/exchange.hpp"
@@ -80,20 +81,8 @@ struct LoopFiles {
     std::uint64_t watch_id = 0;
 };
 
-// This thread's state for the handler. States of handlers that are gone
-// (a reload) are dropped when this thread next meets a new handler.
 LoopFiles& loop_files(const Settings& settings) {
-    struct Slot {
-        std::uint64_t id;
-        std::weak_ptr<const bool> alive;
-        std::unique_ptr<LoopFiles> files;
-    };
-    thread_local std::vector<Slot> slots;
-    for (Slot& slot : slots)
-        if (slot.id == settings.id) return *slot.files;
-    std::erase_if(slots, [](const Slot& slot) { return slot.alive.expired(); });
-    slots.push_back({settings.id, settings.alive, std::make_unique<LoopFiles>(settings.root_path)});
-    return *slots.back().files;
+    return per_loop<LoopFiles>(settings.id, settings.alive, settings.root_path);
 }
 
 // This loop's FsWatch, told of every change made before the request's
