@@ -71,7 +71,9 @@ int watch_path(FsWatch& watch, std::string directory, std::string_view relative,
             const ssize_t n = ::readlink(path.c_str(), target, sizeof target);
             if (n <= 0 || n == sizeof target) return n < 0 ? -errno : -ENAMETOOLONG;
             const std::string_view link{target, static_cast<std::size_t>(n)};
-            if (link.front() == '/') directory = "/";
+            // (assign(1, '/'), not = "/": g++ 12 for aarch64 takes the
+            // latter for an overlapping copy, -Wrestrict.)
+            if (link.front() == '/') directory.assign(1, '/');
             push_components(todo, link);
             continue;
         }
