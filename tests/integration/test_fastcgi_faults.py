@@ -163,6 +163,11 @@ def scripted(request_id, params):
         head = b"Location: /scripted/style.css\r\n\r\n"
     elif script == "/scripted/todir.php":  # to a directory: its index script runs
         head = b"Location: /scripted/" + LONG_DIR.encode() + b"/?to=dir\r\n\r\n"
+    elif script == "/scripted/overlong.php":  # more body than its Content-Length
+        body = b"0123456789" + b"x" * 60000
+        return (record(STDOUT, request_id, b"Content-Length: 10\r\n\r\n" + body[:30000])
+                + record(STDOUT, request_id, body[30000:]) + record(STDOUT, request_id)
+                + end_request(request_id))
     elif script == "/scripted/trailing.php":  # bytes after END_REQUEST
         return good(request_id, params) + record(STDOUT, request_id, b"late")
     else:
@@ -200,7 +205,7 @@ class BackendFaults(ServerTestCase):
         with open(os.path.join(deep, "index.php"), "w") as f:
             f.write("<?php\n")
         for name in ("first.php", "away.php", "target.php", "trailing.php", "style.css",
-                     "todir.php"):
+                     "todir.php", "overlong.php"):
             with open(os.path.join(dir, "www", "scripted", name), "w") as f:
                 f.write("<?php\n" if name.endswith(".php") else "body {}\n")
         cls.bad = Backend(os.path.join(dir, "bad.sock"), bad_head)
@@ -255,6 +260,17 @@ class BackendFaults(ServerTestCase):
             self.assertEqual(r.status, 200, r)
             self.assertEqual(r.body, f"GET /scripted/{LONG_DIR}/?to=dir to=dir ".encode())
         self.assertIsNone(self.weft.process.poll(), self.weft.stderr())
+
+    def test_a_body_past_its_content_length_is_cut_there_and_logged(self):
+        connections = self.scripted.connections
+        c = self.connect()
+        for _ in range(2):
+            c.send("GET /scripted/overlong.php HTTP/1.1\r\nHost: a\r\n\r\n")
+            r = c.response()
+            self.assertEqual((r.status, r.body), (200, b"0123456789"), r)
+        # The client's connection goes on; the backend's is not kept.
+        self.assertEqual(self.scripted.connections - connections, 2)
+        self.assertIn("the backend sent more than its Content-Length", self.weft.stderr())
 
     def test_bytes_after_end_request_leave_the_answer_and_drop_the_connection(self):
         connections = self.scripted.connections

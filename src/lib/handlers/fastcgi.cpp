@@ -138,6 +138,10 @@ private:
     std::optional<Outcome> respond(std::string_view body_start, std::string_view input,
                                    std::size_t pos);
     bool stream(std::string_view bytes);
+    // What of a streamed body's `bytes` its Content-Length still takes: a
+    // backend that sends more has the rest dropped (logged once) and its
+    // connection is not kept, as nginx does; the client gets what it was told.
+    std::string_view within_length(std::string_view bytes);
     // Whether the response goes through a spool: not when the backend
     // asked otherwise (X-Accel-Buffering: no) or for an event stream.
     bool buffers_response() const;
@@ -182,6 +186,8 @@ private:
     bool drained_ = false;   // the last read emptied the backend's socket
     bool body_read_ = false; // client body bytes went to this backend: no retry
     bool head_done_ = false; // the CGI head was parsed
+    std::uint64_t body_left_ = ~std::uint64_t{0}; // of a streamed body's Content-Length
+    bool overlong_ = false;                       // the backend sent more than its Content-Length
     // A local redirect's target, its path normalised, and the resolver's
     // scratch for an index script's name (on the heap: rare). Three
     // buffers: the normalised path may be a view of the target, and the
@@ -491,7 +497,7 @@ Proxy::Outcome Proxy::read_response() {
                 break;
             case RecordReader::Kind::stdout_data: {
                 if (head_done_) {
-                    if (!stream(item.data)) return Outcome::done;
+                    if (!stream(within_length(item.data))) return Outcome::done;
                     continue;
                 }
                 std::size_t taken = 0;
@@ -637,8 +643,9 @@ std::optional<Proxy::Outcome> Proxy::respond(std::string_view body_start, std::s
     }
     if (!start_response(announced == CgiHead::kNoLength ? http::kUnknownLength : announced))
         return end_request(1); // the client is gone: the backend cannot be kept
-    if (buffers_response()) return relay(gathered, kNotEnded);
-    if (!stream(gathered)) return Outcome::done;
+    if (announced != CgiHead::kNoLength && !exchange_.is_head()) body_left_ = announced;
+    if (buffers_response()) return relay(within_length(gathered), kNotEnded);
+    if (!stream(within_length(gathered))) return Outcome::done;
     return std::nullopt; // the rest streams as it comes
 }
 
@@ -725,7 +732,7 @@ Proxy::Outcome Proxy::relay(std::string_view first, std::size_t ended) {
                 const RecordReader::Item item = b.reader.next(input.substr(pos), used);
                 pos += used;
                 if (item.kind == RecordReader::Kind::stdout_data) {
-                    if (!deliver(item.data)) return cut(nullptr);
+                    if (!deliver(within_length(item.data))) return cut(nullptr);
                 } else if (item.kind == RecordReader::Kind::stderr_data) {
                     log_stderr(item.data);
                 } else if (item.kind == RecordReader::Kind::end_request) {
@@ -779,6 +786,24 @@ Proxy::Outcome Proxy::relay(std::string_view first, std::size_t ended) {
     }
 }
 
+std::string_view Proxy::within_length(std::string_view bytes) {
+    if (bytes.size() <= body_left_) {
+        if (body_left_ != ~std::uint64_t{0}) body_left_ -= bytes.size();
+        return bytes;
+    }
+    if (!overlong_) {
+        overlong_ = true;
+        const std::string_view line = request_line();
+        std::fprintf(stderr,
+                     "weft: %s: the backend sent more than its Content-Length: the rest is "
+                     "dropped (\"%.*s\")\n",
+                     state_.name.c_str(), static_cast<int>(line.size()), line.data());
+    }
+    bytes = bytes.substr(0, static_cast<std::size_t>(body_left_));
+    body_left_ = 0;
+    return bytes;
+}
+
 bool Proxy::stream(std::string_view bytes) {
     if (bytes.empty()) return true;
     if (exchange_.write(bytes) == 0) return true;
@@ -794,7 +819,8 @@ Proxy::Outcome Proxy::end_request(std::size_t leftover) {
         return Outcome::done;
     }
     // Bytes after END_REQUEST: the backend is confused; do not keep it.
-    const bool keep = upstream_.keeps_connections() && leftover == 0 && backend_->reader.ended();
+    const bool keep =
+        upstream_.keeps_connections() && leftover == 0 && !overlong_ && backend_->reader.ended();
     upstream_.release(backend_, keep);
     backend_ = nullptr;
     return Outcome::done;
