@@ -163,6 +163,8 @@ def scripted(request_id, params):
         head = b"Location: /scripted/style.css\r\n\r\n"
     elif script == "/scripted/todir.php":  # to a directory: its index script runs
         head = b"Location: /scripted/" + LONG_DIR.encode() + b"/?to=dir\r\n\r\n"
+    elif script == "/scripted/longaway.php":  # a Location too long for any head
+        head = b"Location: /scripted/" + b"a" * 5000 + b"\r\n\r\n"
     elif script == "/scripted/overlong.php":  # more body than its Content-Length
         body = b"0123456789" + b"x" * 60000
         return (record(STDOUT, request_id, b"Content-Length: 10\r\n\r\n" + body[:30000])
@@ -205,7 +207,7 @@ class BackendFaults(ServerTestCase):
         with open(os.path.join(deep, "index.php"), "w") as f:
             f.write("<?php\n")
         for name in ("first.php", "away.php", "target.php", "trailing.php", "style.css",
-                     "todir.php", "overlong.php"):
+                     "todir.php", "overlong.php", "longaway.php"):
             with open(os.path.join(dir, "www", "scripted", name), "w") as f:
                 f.write("<?php\n" if name.endswith(".php") else "body {}\n")
         cls.bad = Backend(os.path.join(dir, "bad.sock"), bad_head)
@@ -271,6 +273,11 @@ class BackendFaults(ServerTestCase):
         # The client's connection goes on; the backend's is not kept.
         self.assertEqual(self.scripted.connections - connections, 2)
         self.assertIn("the backend sent more than its Content-Length", self.weft.stderr())
+
+    def test_a_location_too_long_for_a_head_is_the_backends_fault(self):
+        c, r = self.roundtrip("GET /scripted/longaway.php HTTP/1.1\r\nHost: a\r\n\r\n")
+        self.assertEqual(r.status, 502, r)
+        self.assertIn("Location does not fit", self.weft.stderr())
 
     def test_bytes_after_end_request_leave_the_answer_and_drop_the_connection(self):
         connections = self.scripted.connections

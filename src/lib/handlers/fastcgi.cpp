@@ -315,6 +315,8 @@ void Proxy::run(const ScriptTarget& first, std::string_view document_uri) {
         }
         if (!ours || script.kind != ScriptTarget::Kind::script) {
             // Let the client fetch it.
+            if (target.size() + sizeof "Location: \r\n" > http::Exchange::kFieldCapacity)
+                return fail(502, "the backend's Location does not fit a response head");
             exchange_.status(302);
             exchange_.header("Location", target);
             exchange_.send({});
