@@ -71,7 +71,25 @@ ScriptResolver::ScriptResolver(std::string root, Resolver resolver, ScriptRules 
 
 ScriptResolver::~ScriptResolver() = default;
 
-ScriptResolver::FileKind ScriptResolver::kind_of(std::string_view path) const {
+ScriptResolver::Disk ScriptResolver::synced_disk() const {
+    Loop* loop = Loop::current();
+    FsWatch* watch = loop ? loop->fs_watch() : nullptr;
+    if (watch) watch->drain(); // every change made before the request came
+    LoopScripts& scripts = loop_scripts(id_, alive_, root_);
+    const int root = scripts.root.fd(watch);
+    const std::uint64_t watch_id = watch ? watch->id() : 0;
+    if (scripts.root_generation != scripts.root.generation() || scripts.watch_id != watch_id) {
+        // Another directory (a switched root), or stamps of another watch.
+        const std::string_view id{reinterpret_cast<const char*>(&id_), 8};
+        std::erase_if(thread_cache(),
+                      [&](const auto& entry) { return entry.first.starts_with(id); });
+        scripts.root_generation = scripts.root.generation();
+        scripts.watch_id = watch_id;
+    }
+    return {watch, root};
+}
+
+ScriptResolver::FileKind ScriptResolver::kind_of(const Disk& disk, std::string_view path) const {
     // The key, then a NUL: key + 9 is the path without its '/', as
     // open_beneath wants it. Per thread, not on the stack: nothing here
     // waits, so no other coroutine can come in between.
@@ -81,20 +99,8 @@ ScriptResolver::FileKind ScriptResolver::kind_of(std::string_view path) const {
     key.push_back('\0');
     const std::string_view key_view{key.data(), key.size() - 1};
     KindCache& cache = thread_cache();
-    Loop* loop = Loop::current();
-    FsWatch* watch = loop ? loop->fs_watch() : nullptr;
-    if (watch) watch->drain(); // every change made before the request came
-    LoopScripts& scripts = loop_scripts(id_, alive_, root_);
-    const int root = scripts.root.fd(watch);
-    const std::uint64_t watch_id = watch ? watch->id() : 0;
-    if (scripts.root_generation != scripts.root.generation() || scripts.watch_id != watch_id) {
-        // Another directory (a switched root), or stamps of another watch.
-        std::erase_if(cache, [&](const auto& entry) {
-            return entry.first.starts_with(key_view.substr(0, 8));
-        });
-        scripts.root_generation = scripts.root.generation();
-        scripts.watch_id = watch_id;
-    }
+    FsWatch* const watch = disk.watch;
+    const int root = disk.root;
     auto found = cache.find(key_view);
     if (found != cache.end() && watch && found->second.watch.current(*watch))
         return static_cast<FileKind>(found->second.kind);
@@ -140,9 +146,9 @@ bool ScriptResolver::is_script_name(std::string_view segment) const {
         [&](const std::string& e) { return segment.size() > e.size() && segment.ends_with(e); });
 }
 
-ScriptTarget ScriptResolver::not_found_or_fallback() const {
+ScriptTarget ScriptResolver::not_found_or_fallback(const Disk& disk) const {
     const std::string& fallback = rules_.fallback;
-    if (fallback.empty() || kind_of(fallback) != FileKind::regular) return {};
+    if (fallback.empty() || kind_of(disk, fallback) != FileKind::regular) return {};
     return {ScriptTarget::Kind::script, fallback, {}};
 }
 
@@ -151,12 +157,14 @@ ScriptTarget ScriptResolver::resolve(std::string_view path, char* scratch) const
     if (std::any_of(rules_.deny.begin(), rules_.deny.end(),
                     [&](const std::string& prefix) { return is_beneath(path, prefix); }))
         return {Kind::forbidden, {}, {}};
+    const Disk disk = synced_disk();
     // The dot rule denies files, not routes: a hidden file or directory
     // that exists is 403 (and so is all beneath it), while a path the
     // front controller answers may hold a segment starting with a dot
     // (MediaWiki's /wiki/.NET): nothing exists beneath a missing one.
     const std::size_t dot_end = dot_segment_end(path);
-    if (dot_end != std::string_view::npos && kind_of(path.substr(0, dot_end)) != FileKind::missing)
+    if (dot_end != std::string_view::npos &&
+        kind_of(disk, path.substr(0, dot_end)) != FileKind::missing)
         return {Kind::forbidden, {}, {}};
 
     // The first segment that is a script: everything after it is PATH_INFO.
@@ -168,7 +176,7 @@ ScriptTarget ScriptResolver::resolve(std::string_view path, char* scratch) const
         const std::string_view segment = path.substr(start, end - start);
         last_is_script_name = end == path.size() && is_script_name(segment);
         if (is_script_name(segment)) {
-            const FileKind kind = kind_of(path.substr(0, end));
+            const FileKind kind = kind_of(disk, path.substr(0, end));
             if (kind == FileKind::regular)
                 return {Kind::script, path.substr(0, end), path.substr(end)};
             if (kind == FileKind::directory) last_is_script_name = false;
@@ -179,30 +187,30 @@ ScriptTarget ScriptResolver::resolve(std::string_view path, char* scratch) const
     }
     if (last_is_script_name) return {Kind::not_found, {}, {}};
 
-    switch (kind_of(path)) {
+    switch (kind_of(disk, path)) {
     case FileKind::directory:
         if (path.back() != '/') return {Kind::add_slash, {}, {}};
         std::memcpy(scratch, path.data(), path.size());
         for (const std::string& name : rules_.index) {
             std::memcpy(scratch + path.size(), name.data(), name.size());
             const std::string_view index{scratch, path.size() + name.size()};
-            if (kind_of(index) != FileKind::regular) continue;
+            if (kind_of(disk, index) != FileKind::regular) continue;
             // The first index that exists wins: a script runs, any other
             // file is the static handler's (whose index list is the rest).
             if (is_script_name(name)) return {Kind::script, index, {}};
             break;
         }
         if (rules_.static_files) return {Kind::static_file, {}, {}};
-        return not_found_or_fallback();
+        return not_found_or_fallback(disk);
     case FileKind::regular:
         if (rules_.static_files) return {Kind::static_file, {}, {}};
-        return not_found_or_fallback();
+        return not_found_or_fallback(disk);
     case FileKind::other:
         return {Kind::forbidden, {}, {}};
     case FileKind::missing:
         break;
     }
-    return not_found_or_fallback();
+    return not_found_or_fallback(disk);
 }
 
 } // namespace weft::handlers

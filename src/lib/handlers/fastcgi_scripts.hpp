@@ -34,6 +34,10 @@
 #include <string_view>
 #include <vector>
 
+namespace weft {
+class FsWatch;
+}
+
 namespace weft::handlers {
 
 struct ScriptRules {
@@ -87,9 +91,17 @@ public:
 
 private:
     enum class FileKind : std::uint8_t { missing, regular, directory, other };
+    // The disk as one request sees it: this loop's watch, told of every
+    // change made before the request came (one read, once a request), and
+    // this loop's root.
+    struct Disk {
+        FsWatch* watch;
+        int root; // or -errno
+    };
+    Disk synced_disk() const;
     // What is at `path` (normalised, leading '/') beneath the root.
-    FileKind kind_of(std::string_view path) const;
-    ScriptTarget not_found_or_fallback() const;
+    FileKind kind_of(const Disk& disk, std::string_view path) const;
+    ScriptTarget not_found_or_fallback(const Disk& disk) const;
 
     std::string root_;
     Resolver resolver_;
