@@ -307,17 +307,11 @@ ssize_t Exchange::write_now(std::string_view bytes, bool& full) {
         if (owed) iov[count++] = {owed_ + owed_size_ - owed, owed};
         if (data) iov[count++] = {const_cast<char*>(bytes.data()) + taken, data};
         if (trailer) iov[count++] = {const_cast<char*>("\r\n") + 2 - trailer, trailer};
-        msghdr message{};
-        message.msg_iov = iov;
-        message.msg_iovlen = static_cast<std::size_t>(count);
-        const ssize_t n = ::sendmsg(connection_.fd(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            if (errno == EAGAIN) {
-                full = true;
-                break;
-            }
-            return fail(-errno);
+        const ssize_t n = connection_.send_now(iov, count); // 0: the socket is full
+        if (n < 0) return fail(static_cast<int>(n));
+        if (n == 0) {
+            full = true;
+            break;
         }
         auto sent = static_cast<std::size_t>(n);
         const std::size_t from_owed = std::min(sent, owed);
