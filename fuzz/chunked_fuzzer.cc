@@ -4,7 +4,7 @@
 // way must decode the same payload, end the same way after the same number
 // of bytes, and hand out only views into the input of that call.
 
-#include "http/parser.hpp"
+#include "http/chunked.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -5,6 +5,7 @@
 // input. A chunked body after the head goes through the ChunkedDecoder, and
 // an origin-form path through normalize_path. Any disagreement aborts.
 
+#include "http/chunked.hpp"
 #include "http/parser.hpp"
 #include "http/path.hpp"
 

@@ -2,7 +2,7 @@
 // split point and at every pair of split points must give the same payload,
 // the same end and the same count of consumed bytes.
 
-#include "http/parser.hpp"
+#include "http/chunked.hpp"
 
 #include <catch2/catch.hpp>
 

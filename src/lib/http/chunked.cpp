@@ -1,4 +1,4 @@
-#include "http/parser.hpp"
+#include "http/chunked.hpp"
 
 #include <algorithm>
 

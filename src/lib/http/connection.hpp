@@ -19,7 +19,7 @@
 // the head stays where it is until the request is done; body bytes are read
 // in after it.
 
-#include "http/parser.hpp"
+#include "http/chunked.hpp"
 #include "http/request.hpp"
 #include "http/server.hpp"
 
