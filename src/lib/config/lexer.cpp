@@ -1,19 +1,22 @@
 #include "config/lexer.hpp"
 
+#include "util/ascii.hpp"
+
 #include <cstdlib>
 
 namespace weft::config {
 
 namespace {
 
+// A CR counts as a space: a file written with CRLF line ends reads alike.
 bool is_space(char c) {
-    return c == ' ' || c == '\t' || c == '\r';
+    return ascii::is_whitespace(c) || c == '\r';
 }
 bool starts_key(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    return ascii::is_alpha(c) || c == '_';
 }
 bool in_key(char c) {
-    return starts_key(c) || (c >= '0' && c <= '9');
+    return starts_key(c) || ascii::is_digit(c);
 }
 
 // One line being read, with its number; columns count from 1.

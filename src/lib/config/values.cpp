@@ -1,5 +1,7 @@
 #include "config/values.hpp"
 
+#include "util/ascii.hpp"
+
 #include <array>
 #include <charconv>
 #include <limits>
@@ -87,9 +89,9 @@ std::vector<std::string_view> split_list(std::string_view text) {
     std::vector<std::string_view> items;
     std::size_t i = 0;
     while (i < text.size()) {
-        while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+        while (i < text.size() && ascii::is_whitespace(text[i])) ++i;
         const std::size_t start = i;
-        while (i < text.size() && text[i] != ' ' && text[i] != '\t') ++i;
+        while (i < text.size() && !ascii::is_whitespace(text[i])) ++i;
         if (i > start) items.push_back(text.substr(start, i - start));
     }
     return items;

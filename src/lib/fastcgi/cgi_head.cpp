@@ -1,5 +1,7 @@
 #include "fastcgi/cgi_head.hpp"
 
+#include "util/ascii.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -7,45 +9,10 @@ namespace weft::fastcgi {
 
 namespace {
 
-// tchar (RFC 9110 §5.6.2).
-constexpr bool is_token(char c) {
-    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
-    for (char t : std::string_view("!#$%&'*+-.^_`|~"))
-        if (c == t) return true;
-    return false;
-}
-
-// A control character other than HTAB: nothing a value may hold.
-constexpr bool is_bad_in_value(char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return (u < 0x20 && c != '\t') || u == 0x7f;
-}
-
-constexpr bool is_space(char c) {
-    return c == ' ' || c == '\t';
-}
-
-constexpr bool is_digit(char c) {
-    return c >= '0' && c <= '9';
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-    return s;
-}
-
-constexpr char lower(char c) {
-    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-// Whether `name` is `lower_name` (lower case) in any case.
-bool is_named(std::string_view name, std::string_view lower_name) {
-    if (name.size() != lower_name.size()) return false;
-    for (std::size_t i = 0; i < name.size(); ++i)
-        if (lower(name[i]) != lower_name[i]) return false;
-    return true;
-}
+using ascii::equals_ignoring_case;
+using ascii::is_digit;
+using ascii::is_whitespace;
+using ascii::trim_whitespace;
 
 // Content-Length's digits, or kNoLength if there are none, others, or too
 // many to count.
@@ -107,13 +74,12 @@ CgiHead::Status CgiHead::parse(std::size_t head_end) {
         const std::size_t colon = line.find(':');
         if (colon == std::string_view::npos) return fail("a head line without a colon");
         const std::string_view name = line.substr(0, colon);
-        if (name.empty() || !std::all_of(name.begin(), name.end(), is_token))
-            return fail("an invalid field name");
-        const std::string_view value = trim(line.substr(colon + 1));
-        if (std::any_of(value.begin(), value.end(), is_bad_in_value))
+        if (name.empty() || !ascii::kTchar.contains_all(name)) return fail("an invalid field name");
+        const std::string_view value = trim_whitespace(line.substr(colon + 1));
+        if (!std::all_of(value.begin(), value.end(), ascii::is_field_value_char))
             return fail("a control character in a field value");
 
-        if (is_named(name, "status")) {
+        if (equals_ignoring_case(name, "status")) {
             if (has_status_) return fail("a repeated Status");
             if (!status_field(value)) return fail("an invalid Status");
             continue;
@@ -121,17 +87,17 @@ CgiHead::Status CgiHead::parse(std::size_t head_end) {
         // Location and Content-Type: PHP's header($field, false) can send one
         // twice, and the later one is what the script meant; an empty
         // Location says nothing.
-        if (is_named(name, "location")) {
+        if (equals_ignoring_case(name, "location")) {
             if (value.empty()) continue;
             const bool again = !location_.empty();
             location_ = value;
             if (again && replace("location", value)) continue;
-        } else if (is_named(name, "content-type")) {
+        } else if (equals_ignoring_case(name, "content-type")) {
             const bool again = has_content_type_;
             has_content_type_ = true;
             content_type_ = value;
             if (again && replace("content-type", value)) continue;
-        } else if (is_named(name, "content-length")) {
+        } else if (equals_ignoring_case(name, "content-length")) {
             const std::uint64_t length = parse_length(value);
             if (length == kNoLength) return fail("an invalid Content-Length");
             if (content_length_ != kNoLength) {
@@ -152,18 +118,18 @@ CgiHead::Status CgiHead::parse(std::size_t head_end) {
 bool CgiHead::status_field(std::string_view value) {
     if (value.size() < 3 || !is_digit(value[0]) || !is_digit(value[1]) || !is_digit(value[2]))
         return false;
-    if (value.size() > 3 && !is_space(value[3])) return false;
+    if (value.size() > 3 && !is_whitespace(value[3])) return false;
     const int code = (value[0] - '0') * 100 + (value[1] - '0') * 10 + (value[2] - '0');
     if (code < 200 || code > 599) return false;
     status_ = code;
-    reason_ = trim(value.substr(3));
+    reason_ = trim_whitespace(value.substr(3));
     has_status_ = true;
     return true;
 }
 
 bool CgiHead::replace(std::string_view lower_name, std::string_view value) {
     for (std::size_t i = 0; i < field_count_; ++i) {
-        if (is_named(fields_[i].name, lower_name)) {
+        if (equals_ignoring_case(fields_[i].name, lower_name)) {
             fields_[i].value = value;
             return true;
         }

@@ -1,5 +1,7 @@
 #include "fastcgi/record.hpp"
 
+#include "util/ascii.hpp"
+
 #include <algorithm>
 #include <cassert>
 #include <cstring>
@@ -28,8 +30,7 @@ std::uint32_t be32(const char* p) {
 }
 
 char upper_underscore(char c) {
-    if (c >= 'a' && c <= 'z') return static_cast<char>(c - 'a' + 'A');
-    return c == '-' ? '_' : c;
+    return c == '-' ? '_' : ascii::to_upper(c);
 }
 
 } // namespace

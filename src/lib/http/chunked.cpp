@@ -1,39 +1,19 @@
 #include "http/chunked.hpp"
 
+#include "util/ascii.hpp"
+
 #include <algorithm>
 
 namespace weft::http {
 
 namespace {
 
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-constexpr bool is_space(char c) {
-    return c == ' ' || c == '\t';
-}
-
-// tchar (RFC 9110 §5.6.2).
-constexpr bool is_token(char c) {
-    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
-    for (char t : std::string_view("!#$%&'*+-.^_`|~"))
-        if (c == t) return true;
-    return false;
-}
-
-// field-vchar or obs-text or whitespace: what a field value may hold.
-constexpr bool is_value(char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return c == '\t' || (u >= 0x20 && u != 0x7f);
-}
+using ascii::is_tchar;
+using ascii::is_whitespace;
 
 // qdtext (RFC 9110 §5.6.4): a quoted string's bytes other than '"' and '\'.
 constexpr bool is_qdtext(char c) {
-    return is_value(c) && c != '"' && c != '\\';
+    return ascii::is_field_value_char(c) && c != '"' && c != '\\';
 }
 
 } // namespace
@@ -66,7 +46,7 @@ ChunkedDecoder::Step ChunkedDecoder::next(std::string_view input) {
 }
 
 bool ChunkedDecoder::size_digit(char c) {
-    const int value = hex_value(c);
+    const int value = ascii::hex_value(c);
     // 16 hex digits fill a uint64: one more could overflow it.
     if (value < 0 || ++digits_ > 16) return false;
     remaining_ = remaining_ << 4 | static_cast<std::uint64_t>(value);
@@ -92,7 +72,7 @@ bool ChunkedDecoder::step(char c) {
             state_ = State::size_lf;
         else if (c == ';')
             state_ = State::ext;
-        else if (is_space(c))
+        else if (is_whitespace(c))
             state_ = State::size_space;
         else
             return size_digit(c);
@@ -105,7 +85,7 @@ bool ChunkedDecoder::step(char c) {
         else if (c == '\r')
             state_ = State::size_lf;
         else
-            return is_space(c);
+            return is_whitespace(c);
         return true;
     case State::ext:
         // Extensions are skipped, so their grammar is checked loosely:
@@ -114,7 +94,7 @@ bool ChunkedDecoder::step(char c) {
             state_ = State::size_lf;
         else if (c == '"')
             state_ = State::ext_quoted;
-        else if (!is_token(c) && !is_space(c) && c != ';' && c != '=')
+        else if (!is_tchar(c) && !is_whitespace(c) && c != ';' && c != '=')
             return false;
         return true;
     case State::ext_quoted:
@@ -127,7 +107,7 @@ bool ChunkedDecoder::step(char c) {
         return true;
     case State::ext_escape:
         state_ = State::ext_quoted;
-        return is_value(c);
+        return ascii::is_field_value_char(c);
     case State::size_lf:
         if (c != '\n') return false;
         line_length_ = 0;
@@ -145,17 +125,17 @@ bool ChunkedDecoder::step(char c) {
         // Whitespace here is obs-fold or a field starting with it: both errors.
         if (c == '\r')
             state_ = State::final_lf;
-        else if (is_token(c))
+        else if (is_tchar(c))
             state_ = State::trailer_name;
         else
             return false;
         return true;
     case State::trailer_name:
         if (c == ':') state_ = State::trailer_value;
-        return c == ':' || is_token(c);
+        return c == ':' || is_tchar(c);
     case State::trailer_value:
         if (c == '\r') state_ = State::trailer_lf;
-        return c == '\r' || is_value(c);
+        return c == '\r' || ascii::is_field_value_char(c);
     case State::trailer_lf:
         if (c != '\n') return false;
         line_length_ = 0;

@@ -1,5 +1,7 @@
 #include "http/mime.hpp"
 
+#include "util/ascii.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -123,10 +125,7 @@ std::string_view mime_type(std::string_view file_name) {
         extension.find('/') != std::string_view::npos)
         return kUnknown;
     char lower[kLongestExtension];
-    for (std::size_t i = 0; i < extension.size(); ++i) {
-        const char c = extension[i];
-        lower[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c;
-    }
+    for (std::size_t i = 0; i < extension.size(); ++i) lower[i] = ascii::to_lower(extension[i]);
     const MimeType key{{lower, extension.size()}, {}};
     const auto* it = std::lower_bound(kTypes.begin(), kTypes.end(), key, by_extension);
     if (it == kTypes.end() || it->extension != key.extension) return kUnknown;

@@ -1,5 +1,7 @@
 #include "http/path.hpp"
 
+#include "util/ascii.hpp"
+
 #include <cstdint>
 #include <cstring>
 
@@ -71,13 +73,6 @@ bool already_normal(std::string_view raw) {
 
 // --- Decoding and normalising -----------------------------------------------
 
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 // Decodes every %XX once into out; the decoded length, or -1.
 long decode(std::string_view raw, char* out) {
     std::size_t w = 0;
@@ -85,8 +80,8 @@ long decode(std::string_view raw, char* out) {
         char c = raw[i];
         if (c == '%') {
             if (i + 2 >= raw.size()) return -1;
-            const int high = hex_value(raw[i + 1]);
-            const int low = hex_value(raw[i + 2]);
+            const int high = ascii::hex_value(raw[i + 1]);
+            const int low = ascii::hex_value(raw[i + 2]);
             if (high < 0 || low < 0) return -1;
             c = static_cast<char>(high * 16 + low);
             i += 2;

@@ -2,6 +2,8 @@
 // A parsed request head: views into the connection's buffer (zero-copy), valid
 // until the connection moves on to the next request.
 
+#include "util/ascii.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -58,20 +60,10 @@ struct Request {
     std::string_view header(std::string_view name) const;
 };
 
-// SP or HTAB: optional whitespace around list elements and parameters
-// (RFC 9110 §5.6.3).
-constexpr bool is_whitespace(char c) {
-    return c == ' ' || c == '\t';
-}
-
-// `text` without optional whitespace at either end.
-constexpr std::string_view trim_whitespace(std::string_view text) {
-    while (!text.empty() && is_whitespace(text.front())) text.remove_prefix(1);
-    while (!text.empty() && is_whitespace(text.back())) text.remove_suffix(1);
-    return text;
-}
-
-// ASCII case-insensitive equality, for field names and tokens.
-bool equals_ignoring_case(std::string_view a, std::string_view b);
+// The ASCII vocabulary (util/ascii.hpp) under the http:: names the handlers
+// still call it by.
+using ascii::equals_ignoring_case;
+using ascii::is_whitespace;
+using ascii::trim_whitespace;
 
 } // namespace weft::http
