@@ -4,6 +4,7 @@ open to a pool, the PHP fixture scripts, and weft in front of them.
 
 Python stdlib only; php-fpm8.2 and curl are Debian's (.ci/install-deps).
 """
+import json
 import os
 import shutil
 import signal
@@ -356,3 +357,110 @@ class PhpTestCase(unittest.TestCase):
 
     def curl(self, path, *args, host=None):
         return curl(self.port, path, *args, host=host)
+
+
+# --- The PHP site most test_php_*.py files share ---
+
+SECRET = b"TOP SECRET"
+# What a file that must never run as PHP would print if it ran; its source
+# does not hold the word, so serving the file as it is shows no EXECUTED.
+EXECUTED = b"EXECUTED"
+NOT_PHP = b'<?php echo strrev("DETUCEXE");\n'
+
+SCRIPTS = ["info.php", "echo.php", "pool.php", "upload.php", "body.php", "headers.php",
+           "teapot.php", "status.php", "redirect.php", "big.php", "fatal.php", "stderr.php",
+           "stream.php", "finish.php", "hold.php", "huge_header.php", "length.php",
+           "wide_header.php"]
+
+
+def install_site(www):
+    layout = {name: name for name in SCRIPTS}
+    layout.update({
+        "index.php": "info.php",
+        "sub/index.php": "info.php",
+        "dir.php/info.php": "info.php",  # a directory named like a script
+        "uploads/a.jpg": NOT_PHP,
+        "uploads/notes.txt": NOT_PHP,
+        "style.css": b"body { color: red }\n",
+        "data/secret.txt": SECRET,
+        "data/x.php": NOT_PHP,
+        "conf/local.php": NOT_PHP,
+        ".env": SECRET,
+        ".git/config": SECRET,
+        "hidden/.secret.php": NOT_PHP,
+    })
+    install_fixtures(www, layout)
+
+
+UPSTREAM_PHP = """\
+upstream php {
+    server = unix:{dir}/php/php.sock
+    keepalive = 4
+    max_conns = 4
+    connect_timeout = 2s
+    read_timeout = 10s
+    queue_timeout = 10s
+}
+"""
+
+# The default site: no fallback. front.test: the same with a front
+# controller. pass.test: `pass` instead of a named upstream.
+SITE_CONF = """\
+threads = 2
+request_timeout = 5s
+keep_alive_timeout = 5s
+max_request_body = 16M
+listener 127.0.0.1:{port}
+""" + UPSTREAM_PHP + """\
+site {
+    host = front.test
+    root = {dir}/www
+    fastcgi / {
+        upstream = php
+        fallback = /index.php
+        deny = /data /conf
+        params {
+            APP_ENV = testing
+        }
+    }
+}
+site {
+    host = pass.test
+    root = {dir}/www
+    fastcgi / {
+        pass = unix:{dir}/php/php.sock
+    }
+}
+site {
+    root = {dir}/www
+    fastcgi / {
+        upstream = php
+        extensions = .php
+        index = index.php
+        static = on
+        deny = /data /conf
+        params {
+            APP_ENV = testing
+        }
+    }
+}
+"""
+
+
+class SiteTestCase(PhpTestCase):
+    CONF = SITE_CONF
+    POOLS = {"php": 4}
+
+    @classmethod
+    def setUpDir(cls, dir):
+        cls.www = os.path.join(dir, "www")
+        install_site(cls.www)
+
+    def php_vars(self, path, *curl_args, host=None):
+        """What info.php (or a copy of it) received for `path`."""
+        r = self.curl(path, *curl_args, host=host)
+        self.assertEqual(r.status, 200, r.body[:300])
+        return json.loads(r.body)
+
+    def assertNeverPhp(self, r, path):
+        self.assertNotIn(EXECUTED, r.body, f"{path} ran as PHP")
