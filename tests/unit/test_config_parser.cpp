@@ -1,4 +1,4 @@
-// Loading configurations: DESIGN.md §7's example, defaults, includes, and
+// Loading configurations: an example of every section, defaults, includes, and
 // each schema error with its file, line and column.
 
 #include "config/parser.hpp"
@@ -51,7 +51,7 @@ struct Files {
 
 } // namespace
 
-TEST_CASE("DESIGN.md's example loads with every value in place", "[config]") {
+TEST_CASE("an example of every section loads with every value in place", "[config]") {
     const Config c = load(R"(# comments start with '#'
 threads = 2
 keep_alive_timeout = 15s

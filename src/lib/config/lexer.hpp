@@ -1,5 +1,5 @@
 #pragma once
-// The configuration's lines, as statements (DESIGN.md §7):
+// The configuration's lines, as statements:
 //
 //   # a comment                     (also after a statement, after a space)
 //   key = value                     value: the rest of the line, or "quoted"

@@ -1,5 +1,5 @@
 #pragma once
-// The typed values of the configuration language (DESIGN.md §7):
+// The typed values of the configuration language:
 //   durations  250ms 15s 2m 1h, a bare number is seconds
 //   sizes      512 16K 1M 1G (powers of 1024; k, m, g too)
 //   booleans   on off true false yes no

@@ -1,5 +1,6 @@
 #pragma once
-// Event: the base of everything a coroutine can await (DESIGN.md §4).
+// Event: the base of everything a coroutine can await (docs/architecture.md,
+// "Events and wakers").
 //
 // Subscribers are Callback nodes that live with the subscriber (a Waker keeps
 // its own inline), so subscribing allocates nothing for the first two.

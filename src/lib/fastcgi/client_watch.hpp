@@ -1,7 +1,7 @@
 #pragma once
 // Waiting on something for a request while its client may hang up: the pool's
 // queue and the backend's socket are each awaited together with the
-// client's fd, so a client that leaves ends the wait at once (DESIGN.md §6).
+// client's fd, so a client that leaves ends the wait at once.
 //
 // A readable client is not always gone: it may have sent its next request
 // (pipelining). A peek tells; for a pipelined one the watch stops, and only a
