@@ -2,13 +2,13 @@
 // it refuses, byte ranges, validators and conditional requests, Accept-Encoding,
 // listings, the small-file cache, and create()'s checks of its root.
 
-#include "handlers/file_access.hpp"
-#include "handlers/file_cache.hpp"
-#include "handlers/file_conditions.hpp"
-#include "handlers/file_encoding.hpp"
-#include "handlers/file_listing.hpp"
-#include "handlers/file_ranges.hpp"
-#include "handlers/files.hpp"
+#include "handlers/files/access.hpp"
+#include "handlers/files/cache.hpp"
+#include "handlers/files/conditions.hpp"
+#include "handlers/files/encoding.hpp"
+#include "handlers/files/handler.hpp"
+#include "handlers/files/listing.hpp"
+#include "handlers/files/ranges.hpp"
 #include "http/date.hpp"
 #include "http/mime.hpp"
 

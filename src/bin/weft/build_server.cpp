@@ -1,7 +1,7 @@
 #include "build_server.hpp"
 
-#include "handlers/fastcgi.hpp"
-#include "handlers/files.hpp"
+#include "handlers/fastcgi/handler.hpp"
+#include "handlers/files/handler.hpp"
 #include "handlers/redirect.hpp"
 #include "handlers/response.hpp"
 

@@ -1,6 +1,6 @@
 #include "handlers/redirect.hpp"
 
-#include "handlers/file_listing.hpp"
+#include "handlers/files/listing.hpp"
 #include "http/exchange.hpp"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // What handlers refuse before the disk is asked: hidden segments (with
 // /.well-known let through), and files never sent as they are on disk.
 
-#include "handlers/file_access.hpp"
+#include "handlers/files/access.hpp"
 
 #include <catch2/catch.hpp>
 
