@@ -76,4 +76,13 @@ void RedirectHandler::serve(http::Exchange& exchange) const {
     exchange.send("Redirecting\n");
 }
 
+std::string RedirectHandler::describe() const {
+    return "redirect " + std::to_string(status_) + " to " + to_;
+}
+
+std::unique_ptr<http::Handler> create(const config::RedirectHandler& config, const BuildContext&,
+                                      std::string&) {
+    return std::make_unique<RedirectHandler>(config);
+}
+
 } // namespace weft::handlers

@@ -2,28 +2,30 @@
 // The `files` handler: static files under a document root (DESIGN.md §7).
 
 #include "config/config.hpp"
+#include "handlers/build.hpp"
 #include "http/handler.hpp"
 
 #include <memory>
 #include <string>
-#include <string_view>
 
 namespace weft::handlers {
 
 class FilesHandler final : public http::Handler {
 public:
-    // The handler for `config`, whose root defaults to `site_root`; nullptr
-    // with a one-line reason when the root cannot be opened.
-    static std::unique_ptr<FilesHandler> create(const config::FilesHandler& config,
-                                                std::string_view site_root, std::string& error);
+    struct State; // the settings create() resolved
+    FilesHandler(std::unique_ptr<State> state, std::string prefix);
     ~FilesHandler() override;
 
     void serve(http::Exchange& exchange) const override;
+    std::string describe() const override;
 
 private:
-    struct State;
-    explicit FilesHandler(std::unique_ptr<State> state, std::string prefix);
     std::unique_ptr<State> state_;
 };
+
+// The handler for `config`, whose root defaults to its site's; nullptr with
+// a one-line reason when the root cannot be opened.
+std::unique_ptr<http::Handler> create(const config::FilesHandler& config,
+                                      const BuildContext& context, std::string& error);
 
 } // namespace weft::handlers
