@@ -145,7 +145,7 @@ SEEDS = {
 # (regressions/handlers/found_redirect_to_index_dir is the fuzzer's own find
 # of the first, from redirect_with_status in 9,340 runs: "S#tatus".)
 REGRESSIONS = {
-    # A local redirect to a directory whose index is a script: Proxy::run
+    # A local redirect to a directory whose index is a script: ScriptCall::run
     # sized redirect_path_ for the target and the index name, and resolve()
     # wrote the index name after a second copy of the path (heap overflow).
     "redirect_to_index_dir": [client(get(b"/app.php")), cgi(b"Location: /dir/\r\n\r\n"), cgi(OK)],

@@ -2,7 +2,7 @@
 // beneath the root, so a path the backend would "fix up" never runs a file
 // that is not a script.
 
-#include "handlers/fastcgi_scripts.hpp"
+#include "handlers/fastcgi/scripts.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "handlers/fastcgi_spool.hpp"
+#include "handlers/fastcgi/spool.hpp"
 
 #include <catch2/catch.hpp>
 

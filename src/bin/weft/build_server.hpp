@@ -6,6 +6,7 @@
 #include "fastcgi/upstream.hpp"
 #include "http/server.hpp"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,10 +19,19 @@ struct BuiltServer {
     std::vector<std::unique_ptr<fastcgi::Upstream>> upstreams;
     http::Server server;
     std::unique_ptr<http::AccessLog> access_log;
+    // Every handler in the router, in the configuration's order (the
+    // router sorts each site's by prefix): what `weft -t` describes.
+    std::vector<const http::Handler*> handlers;
+};
+
+enum class Build : std::uint8_t {
+    serving,  // everything a run needs
+    checking, // `weft -t`: the handlers, without opening their roots; no access log
 };
 
 // nullptr with a one-line reason when a handler cannot start (a root that
 // does not open, a log that cannot be written).
-std::unique_ptr<BuiltServer> build_server(const config::Config& config, std::string& error);
+std::unique_ptr<BuiltServer> build_server(const config::Config& config, std::string& error,
+                                          Build purpose = Build::serving);
 
 } // namespace weft

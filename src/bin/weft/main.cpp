@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <variant>
 #include <vector>
 
 namespace {
@@ -23,37 +22,14 @@ namespace {
 using namespace weft;
 
 // One line per listener and handler: what this configuration serves.
-void describe(const config::Config& c, const std::vector<Address>& listeners) {
+void describe(const BuiltServer& built, const std::vector<Address>& listeners) {
     for (const Address& a : listeners) {
         const std::string url =
             a.kind() == Address::Kind::unix_path ? a.to_string() : "http://" + a.to_string() + "/";
         std::printf("weft: listening on %s\n", url.c_str());
     }
-    for (const config::Site& site : c.sites) {
-        for (const config::Handler& h : site.handlers) {
-            std::visit(
-                [&](const auto& handler) {
-                    using T = std::decay_t<decltype(handler)>;
-                    if constexpr (std::is_same_v<T, config::FilesHandler>) {
-                        std::printf("weft:   %s  files from %s\n", handler.prefix.c_str(),
-                                    (handler.root.empty() ? site.root : handler.root).c_str());
-                    } else if constexpr (std::is_same_v<T, config::FastcgiHandler>) {
-                        std::printf("weft:   %s  PHP from %s via %s\n", handler.prefix.c_str(),
-                                    (handler.root.empty() ? site.root : handler.root).c_str(),
-                                    handler.upstream.empty()
-                                        ? handler.pass.front().to_string().c_str()
-                                        : ("upstream " + handler.upstream).c_str());
-                    } else if constexpr (std::is_same_v<T, config::RedirectHandler>) {
-                        std::printf("weft:   %s  redirect %d to %s\n", handler.prefix.c_str(),
-                                    handler.status, handler.to.c_str());
-                    } else {
-                        std::printf("weft:   %s  response %d\n", handler.prefix.c_str(),
-                                    handler.status);
-                    }
-                },
-                h);
-        }
-    }
+    for (const http::Handler* handler : built.handlers)
+        std::printf("weft:   %s  %s\n", handler->prefix().c_str(), handler->describe().c_str());
 }
 
 // Sends error_log's lines (everything written to stderr) to a file.
@@ -106,7 +82,7 @@ int serve(const config::Config& config) {
             if (loop.index() == 0) log->reopen();
         });
     }
-    describe(config, loops.listening_on());
+    describe(*built, loops.listening_on());
     std::printf("weft %s: %zu loop%s; SIGTERM or Ctrl-C stops\n", WEFT_VERSION, loops.size(),
                 loops.size() == 1 ? "" : "s");
     std::fflush(stdout);
@@ -160,7 +136,14 @@ int main(int argc, char** argv) {
         }
     }
     if (line->action == CommandLine::Action::check) {
-        describe(*config, config->listeners);
+        // Built as a run would build them (but for their roots: the
+        // configuration is checked, not this machine's disk).
+        std::unique_ptr<BuiltServer> built = build_server(*config, error, Build::checking);
+        if (!built) {
+            std::fprintf(stderr, "weft: %s\n", error.c_str());
+            return 1;
+        }
+        describe(*built, config->listeners);
         std::printf("weft: %s is fine\n", source.c_str());
         return 0;
     }

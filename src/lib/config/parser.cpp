@@ -327,41 +327,89 @@ bool params_block(Parser& p, FastcgiHandler& h, const Located& open) {
     return true;
 }
 
-template <class H, std::size_t N>
-bool handler(Parser& p, Site& site, const Located& open, const Key<H> (&keys)[N], const char* where,
-             bool (*section)(Parser&, std::type_identity_t<H>&, const Located&),
-             const char* sections) {
+// --- the handler kinds ------------------------------------------------------------
+
+// A handler's sub-sections: how to read one, and their names for errors.
+template <class H>
+struct SubSections {
+    bool (*read)(Parser&, H&, const Located& open);
+    const char* names;
+};
+
+template <class H>
+constexpr SubSections<H> kNoSubSections{nullptr, nullptr};
+
+const SubSections<FastcgiHandler> kFastcgiSections{params_block, "params"};
+
+// Checks of a whole section, once its keys are read: what it still needs
+// ("redirect /old needs 'to'"), or nullptr.
+template <class H>
+const char* needs_nothing(const H&) {
+    return nullptr;
+}
+
+const char* redirect_needs(const RedirectHandler& h) {
+    return h.to.empty() ? "needs 'to'" : nullptr;
+}
+
+const char* fastcgi_needs(const FastcgiHandler& h) {
+    return h.upstream.empty() == h.pass.empty() ? "needs 'upstream' or 'pass', one of them"
+                                                : nullptr;
+}
+
+// One handler kind of a site: `name /prefix { keys }`.
+struct HandlerSection {
+    const char* name;  // its keyword
+    const char* where; // "a files handler", for errors
+    bool (*read)(Parser&, Site&, const Located& open, const HandlerSection& kind);
+};
+
+template <class H, const auto& Keys, const char* (*Needs)(const H&) = needs_nothing<H>,
+          const SubSections<H>& Sub = kNoSubSections<H>>
+bool read_handler(Parser& p, Site& site, const Located& open, const HandlerSection& kind) {
     H h;
     h.prefix = open.s.argument;
     if (!p.path_prefix(open, h.prefix)) return false;
-    if (!p.block(h, keys, where, section, sections)) return false;
+    if (!p.block(h, Keys, kind.where, Sub.read, Sub.names)) return false;
+    if (const char* missing = Needs(h))
+        return p.fail(open, open.s.key_column,
+                      std::string(kind.name) + " " + open.s.argument + " " + missing);
     site.handlers.emplace_back(std::move(h));
     return true;
 }
 
+template <class H, const auto& Keys, const char* (*Needs)(const H&) = needs_nothing<H>,
+          const SubSections<H>& Sub = kNoSubSections<H>>
+constexpr HandlerSection section(const char* name, const char* where) {
+    return {name, where, read_handler<H, Keys, Needs, Sub>};
+}
+
+// Every handler kind: its keyword, its keys, what it needs, its sub-sections.
+const HandlerSection kHandlerSections[] = {
+    section<ResponseHandler, kResponseKeys>("response", "a response handler"),
+    section<RedirectHandler, kRedirectKeys, redirect_needs>("redirect", "a redirect handler"),
+    section<FilesHandler, kFilesKeys>("files", "a files handler"),
+    section<FastcgiHandler, kFastcgiKeys, fastcgi_needs, kFastcgiSections>("fastcgi",
+                                                                           "a fastcgi handler"),
+};
+
+// "response, redirect, files or fastcgi"
+const std::string& handler_names() {
+    static const std::string names = [] {
+        std::string text;
+        const std::size_t count = std::size(kHandlerSections);
+        for (std::size_t i = 0; i < count; ++i) {
+            if (i) text += i + 1 == count ? " or " : ", ";
+            text += kHandlerSections[i].name;
+        }
+        return text;
+    }();
+    return names;
+}
+
 bool site_section(Parser& p, Site& site, const Located& open) {
-    const std::string& kind = open.s.key;
-    if (kind == "response")
-        return handler(p, site, open, kResponseKeys, "a response handler", nullptr, nullptr);
-    if (kind == "redirect") {
-        if (!handler(p, site, open, kRedirectKeys, "a redirect handler", nullptr, nullptr))
-            return false;
-        if (std::get<RedirectHandler>(site.handlers.back()).to.empty())
-            return p.fail(open, open.s.key_column, "redirect " + open.s.argument + " needs 'to'");
-        return true;
-    }
-    if (kind == "files")
-        return handler(p, site, open, kFilesKeys, "a files handler", nullptr, nullptr);
-    if (kind == "fastcgi") {
-        if (!handler(p, site, open, kFastcgiKeys, "a fastcgi handler", params_block, "params"))
-            return false;
-        const auto& h = std::get<FastcgiHandler>(site.handlers.back());
-        if (h.upstream.empty() == h.pass.empty())
-            return p.fail(open, open.s.key_column,
-                          "fastcgi " + open.s.argument +
-                              " needs 'upstream' or 'pass', one of them");
-        return true;
-    }
+    for (const HandlerSection& kind : kHandlerSections)
+        if (open.s.key == kind.name) return kind.read(p, site, open, kind);
     return false;
 }
 
@@ -420,8 +468,7 @@ bool top_section(Parser& p, Config& c, const Located& open) {
             return p.fail(open, open.s.value_column,
                           "site takes no argument: choose hosts with 'host = a.example b.example'");
         Site site;
-        if (!p.block(site, kSiteKeys, "a site", site_section,
-                     "response, redirect, files or fastcgi"))
+        if (!p.block(site, kSiteKeys, "a site", site_section, handler_names().c_str()))
             return false;
         c.sites.push_back(std::move(site));
         return true;

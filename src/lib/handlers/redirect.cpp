@@ -1,6 +1,6 @@
 #include "handlers/redirect.hpp"
 
-#include "handlers/file_listing.hpp"
+#include "handlers/files/listing.hpp"
 #include "http/exchange.hpp"
 
 #include <algorithm>
@@ -74,6 +74,15 @@ void RedirectHandler::serve(http::Exchange& exchange) const {
     exchange.header("Location", {location, static_cast<std::size_t>(p - location)});
     exchange.header("Content-Type", "text/plain; charset=utf-8");
     exchange.send("Redirecting\n");
+}
+
+std::string RedirectHandler::describe() const {
+    return "redirect " + std::to_string(status_) + " to " + to_;
+}
+
+std::unique_ptr<http::Handler> create(const config::RedirectHandler& config, const BuildContext&,
+                                      std::string&) {
+    return std::make_unique<RedirectHandler>(config);
 }
 
 } // namespace weft::handlers

@@ -5,8 +5,10 @@
 // itself (/old, or / for `redirect /`) to exactly `to`.
 
 #include "config/config.hpp"
+#include "handlers/build.hpp"
 #include "http/handler.hpp"
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -21,10 +23,14 @@ class RedirectHandler final : public http::Handler {
 public:
     explicit RedirectHandler(const config::RedirectHandler& config);
     void serve(http::Exchange& exchange) const override;
+    std::string describe() const override;
 
 private:
     std::string to_;
     int status_;
 };
+
+std::unique_ptr<http::Handler> create(const config::RedirectHandler& config,
+                                      const BuildContext& context, std::string& error);
 
 } // namespace weft::handlers

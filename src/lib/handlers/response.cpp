@@ -18,4 +18,13 @@ void ResponseHandler::serve(http::Exchange& exchange) const {
     exchange.send(body_);
 }
 
+std::string ResponseHandler::describe() const {
+    return "response " + std::to_string(status_);
+}
+
+std::unique_ptr<http::Handler> create(const config::ResponseHandler& config, const BuildContext&,
+                                      std::string&) {
+    return std::make_unique<ResponseHandler>(config);
+}
+
 } // namespace weft::handlers

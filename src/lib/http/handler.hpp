@@ -25,6 +25,11 @@ public:
     // The path prefix it serves (a normalised path; "/" serves everything).
     const std::string& prefix() const { return prefix_; }
 
+    // What it serves, in one line for people ("files from /srv/www",
+    // "redirect 301 to /new"): `weft -t` and start-up print it after the
+    // prefix.
+    virtual std::string describe() const = 0;
+
 private:
     std::string prefix_;
 };

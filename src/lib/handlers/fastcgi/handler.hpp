@@ -1,13 +1,13 @@
 #pragma once
 // The `fastcgi` handler: a PHP application behind PHP-FPM (DESIGN.md §6-7).
 //
-// For each request it decides the script itself (fastcgi_scripts.hpp),
+// For each request it decides the script itself (scripts.hpp),
 // serves static files and directories through a `files` handler of its own
 // when `static` is on, and proxies scripts to its upstream: params as nginx
-// sends them (fastcgi_params.hpp).
+// sends them (params.hpp).
 //
 // Slow clients hold no PHP worker: the request body is read whole before a
-// backend is taken (a Spool, fastcgi_spool.hpp: memory, then a temp file;
+// backend is taken (a Spool, spool.hpp: memory, then a temp file;
 // `request_buffering = off` streams it instead), and the response is read
 // as fast as PHP writes and sent as fast as the client reads, what lies
 // between in a Spool (`buffers` in memory, then up to `max_temp_file_size`
@@ -15,6 +15,7 @@
 // client's socket takes go at once, so flush() still streams.
 // `X-Accel-Buffering: no` and text/event-stream relay unbuffered, with
 // backpressure both ways. A whole response in one read goes out in one send.
+// One request's trip through the backend is a ScriptCall (script_call.hpp).
 //
 // While it waits, the coroutine awaits at once the backend's fd, the
 // client's (a hang-up ends the request and frees the connection; its
@@ -23,38 +24,32 @@
 // queue_timeout in line.
 
 #include "config/config.hpp"
-#include "fastcgi/upstream.hpp"
+#include "handlers/build.hpp"
 #include "http/handler.hpp"
 
 #include <memory>
 #include <string>
-#include <string_view>
 
 namespace weft::handlers {
 
 class FastcgiHandler final : public http::Handler {
 public:
-    // The handler for `config`: its root defaults to `site_root`, and it
-    // uses `upstream` (a named upstream, shared) or, with `pass`, one of its
-    // own. SERVER_NAME is `site_name` (the site's first host), or for a site
-    // without one the request's Host. nullptr with a one-line reason when
-    // the root cannot be opened.
-    static std::unique_ptr<FastcgiHandler> create(const config::FastcgiHandler& config,
-                                                  std::string_view site_root,
-                                                  fastcgi::Upstream* upstream, std::string& error,
-                                                  std::string_view site_name = {});
+    struct State; // the settings create() resolved: state.hpp
+    FastcgiHandler(std::unique_ptr<State> state, std::string prefix);
     ~FastcgiHandler() override;
 
     void serve(http::Exchange& exchange) const override;
-
-    struct State;
+    std::string describe() const override;
 
 private:
-    FastcgiHandler(std::unique_ptr<State> state, std::string prefix);
     std::unique_ptr<State> state_;
 };
 
-// The options of an `upstream` section.
-fastcgi::UpstreamOptions upstream_options(const config::Upstream& upstream);
+// The handler for `config`: its root defaults to its site's, and it uses
+// the named `upstream` (shared) or, with `pass`, one of its own. SERVER_NAME
+// is the site's first host, or for a site without one the request's Host.
+// nullptr with a one-line reason when the root cannot be opened.
+std::unique_ptr<http::Handler> create(const config::FastcgiHandler& config,
+                                      const BuildContext& context, std::string& error);
 
 } // namespace weft::handlers

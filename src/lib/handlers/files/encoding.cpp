@@ -1,4 +1,4 @@
-#include "handlers/file_encoding.hpp"
+#include "handlers/files/encoding.hpp"
 
 #include "http/request.hpp"
 

@@ -1,4 +1,4 @@
-#include "handlers/file_ranges.hpp"
+#include "handlers/files/ranges.hpp"
 
 #include "http/request.hpp"
 

@@ -5,9 +5,9 @@
 // and the least recently used go first when the bytes would exceed the
 // capacity.
 
-#include "handlers/file_conditions.hpp"
-#include "handlers/file_encoding.hpp"
-#include "handlers/path_watch.hpp"
+#include "handlers/files/conditions.hpp"
+#include "handlers/files/encoding.hpp"
+#include "handlers/files/path_watch.hpp"
 #include "http/date.hpp"
 
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "handlers/file_conditions.hpp"
+#include "handlers/files/conditions.hpp"
 
 #include "http/date.hpp"
 

@@ -1,7 +1,7 @@
-#include "handlers/fastcgi_scripts.hpp"
+#include "handlers/fastcgi/scripts.hpp"
 
-#include "handlers/file_access.hpp"
-#include "handlers/path_watch.hpp"
+#include "handlers/files/access.hpp"
+#include "handlers/files/path_watch.hpp"
 #include "handlers/per_loop.hpp"
 #include "loop/fs_watch.hpp"
 #include "loop/loop.hpp"

@@ -25,7 +25,7 @@
 // itself and follows its path: after a deploy switches a symlinked root the
 // next request resolves in the new release.
 
-#include "handlers/file_open.hpp"
+#include "handlers/files/open.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,20 +1,12 @@
-#include "handlers/fastcgi.hpp"
+#include "handlers/fastcgi/script_call.hpp"
 
 #include "event/waker.hpp"
-#include "handlers/fastcgi_params.hpp"
-#include "handlers/fastcgi_scripts.hpp"
-#include "handlers/fastcgi_spool.hpp"
-#include "handlers/file_access.hpp"
-#include "handlers/file_open.hpp"
-#include "handlers/files.hpp"
-#include "handlers/redirect.hpp"
+#include "handlers/fastcgi/request_body.hpp"
 #include "http/connection.hpp"
-#include "http/exchange.hpp"
 #include "http/path.hpp"
 #include "loop/io.hpp"
 #include "loop/loop.hpp"
 
-#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -22,9 +14,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <optional>
 
 namespace weft::handlers {
 
@@ -36,17 +26,8 @@ using fastcgi::RecordWriter;
 
 namespace {
 
-// A request body is kept in memory up to this, then in a temp file.
-constexpr std::size_t kBodyMemory = 8 * 1024;
-// A buffered response reads from the backend once its spool has this much
-// room (it reads at most that room, so what it read always fits).
-constexpr std::size_t kMinRead = 8 * 1024;
 // Local redirects followed for one request before giving up (500).
 constexpr int kMaxLocalRedirects = 8;
-
-std::uint32_t to_ms(std::chrono::milliseconds d) {
-    return static_cast<std::uint32_t>(std::clamp<std::int64_t>(d.count(), 1, UINT32_MAX));
-}
 
 // recv and send through syscall(), as the connection does: no
 // cancellation-point toggling around each call.
@@ -67,143 +48,43 @@ bool backend_closed(int fd) {
     return Loop::current()->table()[fd].ready & (kPeerClosed | kHungUp);
 }
 
-// Reads the whole request body into `body`: 0, or the read's error (-EIO:
-// the spool's).
-int fill(http::Exchange& exchange, Spool& body) {
-    for (;;) {
-        std::size_t room = 64 * 1024;
-        char* into = body.reserve(room);
-        if (!into) return -EIO;
-        const ssize_t n = exchange.read_body(into, room);
-        if (n <= 0) return static_cast<int>(n);
-        body.commit(static_cast<std::size_t>(n));
+// Whether a field of the CGI head goes on to the client: framing is this
+// server's, and X-Accel-* are instructions to it.
+bool passes_on(std::string_view name) {
+    switch (name.empty() ? 0 : name[0] | 0x20) { // most pass on the first letter
+    case 'c':
+    case 't':
+    case 'k':
+    case 'x':
+        break;
+    default:
+        return true;
     }
+    return !http::equals_ignoring_case(name, "Content-Length") &&
+           !http::equals_ignoring_case(name, "Transfer-Encoding") &&
+           !http::equals_ignoring_case(name, "Connection") &&
+           !http::equals_ignoring_case(name, "Keep-Alive") &&
+           !(name.size() > 8 && http::equals_ignoring_case(name.substr(0, 8), "X-Accel-"));
 }
 
 } // namespace
 
-struct FastcgiHandler::State {
-    std::string name; // "fastcgi /prefix", for the error log
-    std::string root; // no trailing '/'
-    OwnedFd root_fd;
-    std::unique_ptr<ScriptResolver> scripts;
-    std::unique_ptr<FilesHandler> files; // static = on
-    std::unique_ptr<fastcgi::Upstream> own_upstream;
-    fastcgi::Upstream* upstream = nullptr;
-    const http::Handler* handler = nullptr; // the handler this is the state of
-    std::string server_name;                // the site's first host; "": the request's Host
-    std::string fixed_params;               // encoded: fastcgi_params.hpp
-    std::string extra_params;
-    bool request_buffering = true;
-    std::size_t buffers = 0; // a response's spool: memory, then a file
-    std::uint64_t max_temp_file_size = 0;
-};
+ScriptCall::ScriptCall(const FastcgiHandler::State& state, http::Exchange& exchange)
+    : state_(state), upstream_(*state.upstream), exchange_(exchange), request_(exchange.request()),
+      client_(*Loop::current(), exchange.connection().fd()), client_watch_(client_),
+      document_root_(state.scripts->document_root()) {}
 
-namespace {
+ScriptCall::~ScriptCall() {
+    if (backend_) drop_backend();
+}
 
-// One request's trip through the backend.
-class Proxy {
-public:
-    Proxy(const FastcgiHandler::State& state, http::Exchange& exchange)
-        : state_(state), upstream_(*state.upstream), exchange_(exchange),
-          request_(exchange.request()), client_(*Loop::current(), exchange.connection().fd()),
-          client_watch_(client_), document_root_(state.scripts->document_root()) {}
-    Proxy(const Proxy&) = delete;
-    Proxy& operator=(const Proxy&) = delete;
-    // A coroutine destroyed in a wait (a stop past its grace) unwinds
-    // through here holding its connection: it goes back to the pool, or
-    // max_conns would count it for good.
-    ~Proxy() {
-        if (backend_) drop_backend();
-    }
-
-    // Runs `script`: answers the request one way or another.
-    void run(const ScriptTarget& script, std::string_view document_uri);
-
-private:
-    enum class Outcome : std::uint8_t {
-        done,     // answered (or the client is gone): the backend was released
-        retry,    // a kept connection failed before any answer: try a fresh one
-        redirect, // a local redirect to redirect_: the backend was released
-    };
-
-    Outcome exchange_once(const ScriptTarget& script, std::string_view document_uri,
-                          std::string_view request_uri, std::string_view query, bool get);
-    bool send_request(const ScriptTarget& script, std::string_view document_uri,
-                      std::string_view request_uri, std::string_view query, bool get);
-    Outcome read_response();
-    // Answers the client once the head is in, gathering the rest of `input`
-    // (from `pos`): the whole response when END_REQUEST is in it, else the
-    // start of a streamed one (nullopt: the rest streams as it comes).
-    std::optional<Outcome> respond(std::string_view body_start, std::string_view input,
-                                   std::size_t pos);
-    bool stream(std::string_view bytes);
-    // What of a streamed body's `bytes` its Content-Length still takes: a
-    // backend that sends more has the rest dropped (logged once) and its
-    // connection is not kept, as nginx does; the client gets what it was told.
-    std::string_view within_length(std::string_view bytes);
-    // Whether the response goes through a spool: not when the backend
-    // asked otherwise (X-Accel-Buffering: no) or for an event stream.
-    bool buffers_response() const;
-    // The rest of a buffered response, from `first`: the backend is read as
-    // fast as it writes, the client fed as fast as it reads, what lies
-    // between spooled; the backend goes back at END_REQUEST. `ended`: it
-    // came already, with that many bytes after it.
-    Outcome relay(std::string_view first, std::size_t ended);
-    static constexpr std::size_t kNotEnded = ~std::size_t{0};
-    // The CGI head's status and fields, onto the client's response.
-    void copy_head();
-    // Whether its fields fit the client's response head.
-    bool head_fits() const;
-    bool start_response(std::uint64_t length);
-    Outcome end_request(std::size_t leftover);
-    // The next bytes from the backend into its `in` buffer: a count, 0 at
-    // the end of its stream, or -errno (wait_backend's among them).
-    ssize_t receive();
-    // Closes the backend connection: it is in no state to be reused.
-    void drop_backend();
-    // Answers what a failed receive() means, when nothing else will.
-    void fail_reading(ssize_t result);
-    // Waits for `interest` on the backend, watching the client and the
-    // clock: 0, or -ETIMEDOUT, -ECONNABORTED (the client left), -ECANCELED.
-    int wait_backend(std::uint8_t interest);
-    static int flush_to_backend(void* self, const char* bytes, std::size_t size);
-    void fail(int status, const char* what, int error = 0);
-    void log_stderr(std::string_view text) const;
-    std::string_view request_line() const;
-
-    const FastcgiHandler::State& state_;
-    fastcgi::Upstream& upstream_;
-    http::Exchange& exchange_;
-    const http::Request& request_;
-    PollProxy client_;
-    fastcgi::ClientWatch client_watch_; // of client_
-    // As this loop resolved it for the request (a switched root's release).
-    std::shared_ptr<const std::string> document_root_;
-    Backend* backend_ = nullptr;
-    Spool* spool_ = nullptr; // the body read whole (de-chunked), unless it streams
-    Endpoints endpoints_;
-    bool drained_ = false;   // the last read emptied the backend's socket
-    bool body_read_ = false; // client body bytes went to this backend: no retry
-    bool head_done_ = false; // the CGI head was parsed
-    std::uint64_t body_left_ = ~std::uint64_t{0}; // of a streamed body's Content-Length
-    bool overlong_ = false;                       // the backend sent more than its Content-Length
-    // A local redirect's target, its path normalised, and the resolver's
-    // scratch for an index script's name (on the heap: rare). Three
-    // buffers: the normalised path may be a view of the target, and the
-    // scratch must overlap neither.
-    std::string redirect_;
-    std::string redirect_path_;
-    std::string redirect_script_;
-};
-
-std::string_view Proxy::request_line() const {
+std::string_view ScriptCall::request_line() const {
     const char* start = request_.method_name.data();
     const char* end = request_.target.data() + request_.target.size();
     return {start, static_cast<std::size_t>(end - start)};
 }
 
-void Proxy::fail(int status, const char* what, int error) {
+void ScriptCall::fail(int status, const char* what, int error) {
     const std::string_view line = request_line();
     std::fprintf(stderr, "weft: %s: %s%s%s (\"%.*s\")\n", state_.name.c_str(), what,
                  error ? ": " : "", error ? std::strerror(error) : "",
@@ -211,7 +92,7 @@ void Proxy::fail(int status, const char* what, int error) {
     if (!exchange_.responded()) exchange_.send_error(status);
 }
 
-void Proxy::log_stderr(std::string_view text) const {
+void ScriptCall::log_stderr(std::string_view text) const {
     const std::string_view line = request_line();
     while (!text.empty()) {
         std::size_t end = text.find('\n');
@@ -225,15 +106,15 @@ void Proxy::log_stderr(std::string_view text) const {
     }
 }
 
-int Proxy::wait_backend(std::uint8_t interest) {
+int ScriptCall::wait_backend(std::uint8_t interest) {
     // Responses corked for pipelining go out before a wait on something else.
     exchange_.flush();
     PollEvent backend(backend_->poll(), interest);
     return client_watch_.await(backend, upstream_.options().read_timeout_ms);
 }
 
-int Proxy::flush_to_backend(void* self, const char* bytes, std::size_t size) {
-    Proxy& p = *static_cast<Proxy*>(self);
+int ScriptCall::flush_to_backend(void* self, const char* bytes, std::size_t size) {
+    ScriptCall& p = *static_cast<ScriptCall*>(self);
     while (size) {
         const ssize_t n = send_bytes(p.backend_->fd(), bytes, size);
         if (n > 0) {
@@ -248,14 +129,11 @@ int Proxy::flush_to_backend(void* self, const char* bytes, std::size_t size) {
     return 0;
 }
 
-void Proxy::run(const ScriptTarget& first, std::string_view document_uri) {
-    // A body is read whole first, before a backend is taken: a slow upload
-    // must not hold a PHP worker, a chunked one needs its exact
-    // CONTENT_LENGTH, and a retry on a fresh connection can send it again.
-    // (Its memory is on the heap, taken with the first byte: none for a GET.)
+void ScriptCall::run(const ScriptTarget& first, std::string_view document_uri) {
+    // Before a backend is taken (request_body.hpp).
     Spool body(kBodyMemory, ~std::uint64_t{0});
-    if (request_.chunked || (state_.request_buffering && request_.has_body())) {
-        const int error = fill(exchange_, body);
+    if (reads_body_first(request_, state_.request_buffering)) {
+        const int error = read_body_whole(exchange_, body);
         if (error == -EIO) return fail(500, "the request body could not be spooled");
         if (error < 0) return; // the connection answers 413/408/400
         spool_ = &body;
@@ -281,20 +159,7 @@ void Proxy::run(const ScriptTarget& first, std::string_view document_uri) {
             // more on a fresh one (nothing was lost: a body is in the spool).
             backend_ = upstream_.reconnect(backend_, error);
         }
-        if (error != AcquireError::none) {
-            switch (error) {
-            case AcquireError::unavailable:
-                return fail(502, "no backend accepted a connection");
-            case AcquireError::timed_out:
-                return fail(504, "connecting to the backend timed out");
-            case AcquireError::queue_timeout:
-                return fail(503, "every backend connection stayed busy for queue_timeout");
-            case AcquireError::client_gone:
-            case AcquireError::none:
-                exchange_.abandon();
-                return;
-            }
-        }
+        if (error != AcquireError::none) return fail_backend(backend_failure(error));
         if (outcome != Outcome::redirect) return;
 
         // A local redirect (RFC 3875 §6.2.2): run the script it names as a GET.
@@ -331,9 +196,10 @@ void Proxy::run(const ScriptTarget& first, std::string_view document_uri) {
     }
 }
 
-Proxy::Outcome Proxy::exchange_once(const ScriptTarget& script, std::string_view document_uri,
-                                    std::string_view request_uri, std::string_view query,
-                                    bool get) {
+ScriptCall::Outcome ScriptCall::exchange_once(const ScriptTarget& script,
+                                              std::string_view document_uri,
+                                              std::string_view request_uri, std::string_view query,
+                                              bool get) {
     // Not down a kept connection the backend has shut: once the client's body
     // is read into it, no retry is possible. The loop may have seen that for
     // free; a body still to stream is worth a syscall to ask the socket.
@@ -347,8 +213,8 @@ Proxy::Outcome Proxy::exchange_once(const ScriptTarget& script, std::string_view
     return read_response();
 }
 
-bool Proxy::send_request(const ScriptTarget& script, std::string_view document_uri,
-                         std::string_view request_uri, std::string_view query, bool get) {
+bool ScriptCall::send_request(const ScriptTarget& script, std::string_view document_uri,
+                              std::string_view request_uri, std::string_view query, bool get) {
     RecordWriter writer(backend_->out, Backend::kOutSize, flush_to_backend, this);
     writer.begin_request(upstream_.keeps_connections());
 
@@ -426,17 +292,11 @@ bool Proxy::send_request(const ScriptTarget& script, std::string_view document_u
                        error != -ECONNABORTED && error != -ECANCELED;
     if (retry) return false; // the caller sees retry through backend_ still set
     drop_backend();
-    if (error == -ECONNABORTED || error == -ECANCELED) {
-        exchange_.abandon();
-    } else if (error == -ETIMEDOUT) {
-        fail(504, "sending the request to the backend timed out");
-    } else {
-        fail(502, "sending the request to the backend failed", -error);
-    }
+    fail_backend(backend_failure(BackendStep::send, error));
     return false;
 }
 
-ssize_t Proxy::receive() {
+ssize_t ScriptCall::receive() {
     Backend& b = *backend_;
     for (;;) {
         if (!drained_) {
@@ -455,25 +315,17 @@ ssize_t Proxy::receive() {
     }
 }
 
-void Proxy::drop_backend() {
+void ScriptCall::drop_backend() {
     upstream_.release(backend_, false);
     backend_ = nullptr;
 }
 
-void Proxy::fail_reading(ssize_t result) {
-    drop_backend();
-    if (result == -ECONNABORTED || result == -ECANCELED) {
-        exchange_.abandon(); // the client left: nobody to answer
-    } else if (result == -ETIMEDOUT) {
-        fail(504, "the backend did not answer within read_timeout");
-    } else if (result == 0) {
-        fail(502, "the backend closed the connection before the end of its response");
-    } else {
-        fail(502, "reading from the backend failed", static_cast<int>(-result));
-    }
+void ScriptCall::fail_backend(const BackendFailure& failure) {
+    if (failure.status == 0) return exchange_.abandon(); // the client left: nobody to answer
+    fail(failure.status, failure.what, failure.error);
 }
 
-Proxy::Outcome Proxy::read_response() {
+ScriptCall::Outcome ScriptCall::read_response() {
     Backend& b = *backend_;
     b.reader.reset();
     b.cgi.reset();
@@ -484,7 +336,9 @@ Proxy::Outcome Proxy::read_response() {
             // A kept connection the backend had closed: once more on a new one.
             const bool closed = n == 0 || n == -ECONNRESET || n == -EPIPE;
             if (closed && first && b.reused() && !body_read_) return Outcome::retry;
-            fail_reading(n); // a response begun is cut short: the client's connection closes
+            // A response begun is cut short: the client's connection closes.
+            drop_backend();
+            fail_backend(backend_failure(BackendStep::read, n));
             return Outcome::done;
         }
         if (first) b.answered(); // a child has it: the pool keeps children again
@@ -530,26 +384,7 @@ Proxy::Outcome Proxy::read_response() {
     }
 }
 
-// Whether a field of the CGI head goes on to the client: framing is this
-// server's, and X-Accel-* are instructions to it.
-bool passes_on(std::string_view name) {
-    switch (name.empty() ? 0 : name[0] | 0x20) { // most pass on the first letter
-    case 'c':
-    case 't':
-    case 'k':
-    case 'x':
-        break;
-    default:
-        return true;
-    }
-    return !http::equals_ignoring_case(name, "Content-Length") &&
-           !http::equals_ignoring_case(name, "Transfer-Encoding") &&
-           !http::equals_ignoring_case(name, "Connection") &&
-           !http::equals_ignoring_case(name, "Keep-Alive") &&
-           !(name.size() > 8 && http::equals_ignoring_case(name.substr(0, 8), "X-Accel-"));
-}
-
-bool Proxy::head_fits() const {
+bool ScriptCall::head_fits() const {
     const CgiHead& cgi = backend_->cgi;
     std::size_t bytes = 0;
     for (std::size_t i = 0; i < cgi.field_count(); ++i) {
@@ -559,7 +394,7 @@ bool Proxy::head_fits() const {
     return bytes <= http::Exchange::kFieldCapacity;
 }
 
-void Proxy::copy_head() {
+void ScriptCall::copy_head() {
     const CgiHead& cgi = backend_->cgi;
     exchange_.status(cgi.status());
     for (std::size_t i = 0; i < cgi.field_count(); ++i) {
@@ -568,13 +403,13 @@ void Proxy::copy_head() {
     }
 }
 
-bool Proxy::start_response(std::uint64_t length) {
+bool ScriptCall::start_response(std::uint64_t length) {
     copy_head();
     return exchange_.begin(length) == 0;
 }
 
-std::optional<Proxy::Outcome> Proxy::respond(std::string_view body_start, std::string_view input,
-                                             std::size_t pos) {
+std::optional<ScriptCall::Outcome> ScriptCall::respond(std::string_view body_start,
+                                                       std::string_view input, std::size_t pos) {
     Backend& b = *backend_;
     if (b.cgi.local_redirect()) {
         redirect_ = b.cgi.location();
@@ -651,7 +486,7 @@ std::optional<Proxy::Outcome> Proxy::respond(std::string_view body_start, std::s
     return std::nullopt; // the rest streams as it comes
 }
 
-bool Proxy::buffers_response() const {
+bool ScriptCall::buffers_response() const {
     const CgiHead& cgi = backend_->cgi;
     for (std::size_t i = 0; i < cgi.field_count(); ++i) {
         const fastcgi::CgiField& field = cgi.fields()[i];
@@ -667,7 +502,7 @@ bool Proxy::buffers_response() const {
     return true;
 }
 
-Proxy::Outcome Proxy::relay(std::string_view first, std::size_t ended) {
+ScriptCall::Outcome ScriptCall::relay(std::string_view first, std::size_t ended) {
     Loop& loop = *Loop::current();
     const std::uint32_t send_timeout = exchange_.connection().server().options.send_timeout_ms;
     const std::uint32_t read_timeout = upstream_.options().read_timeout_ms;
@@ -788,7 +623,7 @@ Proxy::Outcome Proxy::relay(std::string_view first, std::size_t ended) {
     }
 }
 
-std::string_view Proxy::within_length(std::string_view bytes) {
+std::string_view ScriptCall::within_length(std::string_view bytes) {
     if (bytes.size() <= body_left_) {
         if (body_left_ != ~std::uint64_t{0}) body_left_ -= bytes.size();
         return bytes;
@@ -806,7 +641,7 @@ std::string_view Proxy::within_length(std::string_view bytes) {
     return bytes;
 }
 
-bool Proxy::stream(std::string_view bytes) {
+bool ScriptCall::stream(std::string_view bytes) {
     if (bytes.empty()) return true;
     if (exchange_.write(bytes) == 0) return true;
     // The client is gone: the rest of the response has nowhere to go.
@@ -814,7 +649,7 @@ bool Proxy::stream(std::string_view bytes) {
     return false;
 }
 
-Proxy::Outcome Proxy::end_request(std::size_t leftover) {
+ScriptCall::Outcome ScriptCall::end_request(std::size_t leftover) {
     if (!head_done_) {
         drop_backend();
         fail(502, "the backend ended the request without a response head");
@@ -826,125 +661,6 @@ Proxy::Outcome Proxy::end_request(std::size_t leftover) {
     upstream_.release(backend_, keep);
     backend_ = nullptr;
     return Outcome::done;
-}
-
-} // namespace
-
-// --- the handler --------------------------------------------------------------
-
-fastcgi::UpstreamOptions upstream_options(const config::Upstream& upstream) {
-    fastcgi::UpstreamOptions options;
-    options.name = upstream.name;
-    options.servers = upstream.servers;
-    options.keepalive = upstream.keepalive;
-    options.max_conns = upstream.max_conns;
-    options.connect_timeout_ms = to_ms(upstream.connect_timeout);
-    options.read_timeout_ms = to_ms(upstream.read_timeout);
-    options.queue_timeout_ms = to_ms(upstream.queue_timeout);
-    options.keepalive_timeout_ms = to_ms(upstream.keepalive_timeout);
-    return options;
-}
-
-std::unique_ptr<FastcgiHandler> FastcgiHandler::create(const config::FastcgiHandler& config,
-                                                       std::string_view site_root,
-                                                       fastcgi::Upstream* upstream,
-                                                       std::string& error,
-                                                       std::string_view site_name) {
-    auto state = std::make_unique<State>();
-    state->name = "fastcgi " + config.prefix;
-    state->server_name = site_name;
-    std::string root(config.root.empty() ? site_root : std::string_view(config.root));
-    while (root.size() > 1 && root.back() == '/') root.pop_back();
-    if (root.empty()) {
-        error = state->name + ": no root: set one in the handler or its site";
-        return nullptr;
-    }
-    const int fd = open_root(root.c_str());
-    if (fd < 0) {
-        error = state->name + ": cannot open the root " + root + ": " + std::strerror(-fd);
-        return nullptr;
-    }
-    state->root_fd.reset(fd);
-    state->root = root == "/" ? std::string() : root;
-
-    ScriptRules rules;
-    rules.extensions = config.extensions;
-    rules.index = config.index;
-    rules.static_files = config.static_files;
-    rules.fallback = config.fallback.empty() ? std::string() : normalised_prefix(config.fallback);
-    for (const std::string& prefix : config.deny) rules.deny.push_back(normalised_prefix(prefix));
-    state->scripts = std::make_unique<ScriptResolver>(
-        root, config.follow_symlinks ? Resolver::follow : probe_resolver(fd), std::move(rules));
-
-    if (config.static_files) {
-        config::FilesHandler files;
-        files.prefix = config.prefix;
-        files.root = root;
-        // The static handler's index: the list's names that are no script
-        // (the resolver runs the scripts), else index.html.
-        files.index.clear();
-        for (const std::string& name : config.index)
-            if (!state->scripts->is_script_name(name)) files.index.push_back(name);
-        if (files.index.empty()) files.index.push_back("index.html");
-        files.deny = config.deny;
-        files.follow_symlinks = config.follow_symlinks;
-        state->files = FilesHandler::create(files, site_root, error);
-        if (!state->files) return nullptr;
-    }
-    if (upstream) {
-        state->upstream = upstream;
-    } else {
-        config::Upstream own;
-        own.name = "pass";
-        own.servers = config.pass;
-        state->own_upstream = std::make_unique<fastcgi::Upstream>(upstream_options(own));
-        state->upstream = state->own_upstream.get();
-    }
-    state->fixed_params = fixed_params();
-    state->extra_params = extra_params(config.params);
-    state->request_buffering = config.request_buffering;
-    state->buffers = static_cast<std::size_t>(
-        std::clamp<std::uint64_t>(config.buffers, kMinRead, std::uint64_t{1} << 30));
-    state->max_temp_file_size = config.max_temp_file_size;
-    return std::unique_ptr<FastcgiHandler>(new FastcgiHandler(std::move(state), config.prefix));
-}
-
-FastcgiHandler::FastcgiHandler(std::unique_ptr<State> state, std::string prefix)
-    : http::Handler(std::move(prefix)), state_(std::move(state)) {
-    state_->handler = this;
-}
-
-FastcgiHandler::~FastcgiHandler() = default;
-
-void FastcgiHandler::serve(http::Exchange& exchange) const {
-    const std::string_view path = exchange.path();
-    char scratch[2048 + 256];
-    const ScriptTarget target = state_->scripts->scratch_size(path.size()) <= sizeof scratch
-                                    ? state_->scripts->resolve(path, scratch)
-                                    : ScriptTarget{};
-    switch (target.kind) {
-    case ScriptTarget::Kind::forbidden:
-        exchange.send_error(403);
-        return;
-    case ScriptTarget::Kind::not_found:
-        exchange.send_error(404);
-        return;
-    case ScriptTarget::Kind::add_slash:
-        redirect_to_directory(exchange, path);
-        return;
-    case ScriptTarget::Kind::static_file:
-        if (state_->files)
-            state_->files->serve(exchange);
-        else
-            exchange.send_error(404);
-        return;
-    case ScriptTarget::Kind::script:
-        break;
-    }
-    // DOCUMENT_URI is the script and its PATH_INFO: the path itself, or the
-    // index or front controller that runs for it (as nginx's $document_uri
-    // after its internal redirect).
-    Proxy(*state_, exchange).run(target, target.path_info.empty() ? target.script_name : path);
 }
 
 } // namespace weft::handlers

@@ -11,7 +11,7 @@
 // stamp; the caller then opens or reads, and caches what it found with the
 // stamps. A change made before the walk is seen by the walk itself.
 
-#include "handlers/file_open.hpp"
+#include "handlers/files/open.hpp"
 #include "loop/fs_watch.hpp"
 
 #include <sys/stat.h>

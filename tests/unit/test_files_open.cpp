@@ -1,7 +1,7 @@
 // Opening files beneath a root: what stays inside opens, nothing outside
 // does, by either resolver, whatever the symlinks in the tree say.
 
-#include "handlers/file_open.hpp"
+#include "handlers/files/open.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

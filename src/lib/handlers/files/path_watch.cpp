@@ -1,4 +1,4 @@
-#include "handlers/path_watch.hpp"
+#include "handlers/files/path_watch.hpp"
 
 #include <fcntl.h>
 #include <sys/statfs.h>

@@ -1,4 +1,4 @@
-#include "handlers/file_listing.hpp"
+#include "handlers/files/listing.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,12 +1,12 @@
-#include "handlers/files.hpp"
+#include "handlers/files/handler.hpp"
 
-#include "handlers/file_access.hpp"
-#include "handlers/file_cache.hpp"
-#include "handlers/file_conditions.hpp"
-#include "handlers/file_encoding.hpp"
-#include "handlers/file_listing.hpp"
-#include "handlers/file_open.hpp"
-#include "handlers/file_ranges.hpp"
+#include "handlers/files/access.hpp"
+#include "handlers/files/cache.hpp"
+#include "handlers/files/conditions.hpp"
+#include "handlers/files/encoding.hpp"
+#include "handlers/files/listing.hpp"
+#include "handlers/files/ranges.hpp"
+#include "handlers/files/state.hpp"
 #include "handlers/per_loop.hpp"
 #include "handlers/redirect.hpp"
 #include "http/date.hpp"
@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <climits>
@@ -50,26 +49,6 @@ std::time_t wall_seconds() {
     return now.tv_sec;
 }
 
-// The handler's settings, resolved at create().
-struct Settings {
-    OwnedFd root;          // checked at create(); each loop opens its own
-    std::string root_path; // what each loop opens
-    Resolver resolver = Resolver::openat2;
-    std::vector<std::string> index; // tried in order; empty: none
-    bool listing = false;
-    bool precompressed = false;
-    std::string cache_control;
-    std::vector<std::string> deny; // normalised prefixes
-    // Identifies the handler to the per-thread caches, which outlive it.
-    std::uint64_t id = 0;
-    std::shared_ptr<const bool> alive = std::make_shared<const bool>(true);
-
-    bool denies(std::string_view path) const {
-        return std::any_of(deny.begin(), deny.end(),
-                           [&](const std::string& prefix) { return is_beneath(path, prefix); });
-    }
-};
-
 // What a loop keeps for a handler: its cache and its view of the root.
 struct LoopFiles {
     explicit LoopFiles(const std::string& root_path) : cache(kCacheCapacity), root(root_path) {}
@@ -81,7 +60,7 @@ struct LoopFiles {
     std::uint64_t watch_id = 0;
 };
 
-LoopFiles& loop_files(const Settings& settings) {
+LoopFiles& loop_files(const FilesHandler::State& settings) {
     return per_loop<LoopFiles>(settings.id, settings.alive, settings.root_path);
 }
 
@@ -183,7 +162,7 @@ bool read_whole(int fd, std::string& body, std::uint64_t size) {
 // One request to the handler.
 class FileRequest {
 public:
-    FileRequest(http::Exchange& exchange, const Settings& settings, LoopFiles& files)
+    FileRequest(http::Exchange& exchange, const FilesHandler::State& settings, LoopFiles& files)
         : exchange_(exchange), settings_(settings), path_(exchange.path()),
           conditions_(read_conditions(exchange.request())), cache_(files.cache),
           watch_(synced_fs_watch()), root_(files.root.fd(watch_)), index_(index_name()),
@@ -225,7 +204,7 @@ private:
     void send_ranges(const Representation& r, const RangeRequest& ranges);
 
     http::Exchange& exchange_;
-    const Settings& settings_;
+    const FilesHandler::State& settings_;
     std::string_view path_;
     Conditions conditions_;
     FileCache& cache_;
@@ -552,42 +531,16 @@ void FileRequest::send_ranges(const Representation& r, const RangeRequest& range
     exchange_.finish();
 }
 
-std::atomic<std::uint64_t> next_handler_id{1};
-
 } // namespace
-
-struct FilesHandler::State : Settings {};
-
-std::unique_ptr<FilesHandler> FilesHandler::create(const config::FilesHandler& config,
-                                                   std::string_view site_root, std::string& error) {
-    const std::string root(config.root.empty() ? site_root : std::string_view(config.root));
-    const std::string name = "files " + config.prefix + ": ";
-    if (root.empty()) {
-        error = name + "no root: set one in the handler or its site";
-        return nullptr;
-    }
-    const int fd = open_root(root.c_str());
-    if (fd < 0) {
-        error = name + "cannot open the root " + root + ": " + std::strerror(-fd);
-        return nullptr;
-    }
-    auto state = std::make_unique<State>();
-    state->root.reset(fd);
-    state->root_path = root;
-    state->resolver = config.follow_symlinks ? Resolver::follow : probe_resolver(fd);
-    state->index = config.index;
-    state->listing = config.listing;
-    state->precompressed = config.precompressed;
-    state->cache_control = config.cache_control;
-    for (const std::string& prefix : config.deny) state->deny.push_back(normalised_prefix(prefix));
-    state->id = next_handler_id.fetch_add(1, std::memory_order_relaxed);
-    return std::unique_ptr<FilesHandler>(new FilesHandler(std::move(state), config.prefix));
-}
 
 FilesHandler::FilesHandler(std::unique_ptr<State> state, std::string prefix)
     : http::Handler(std::move(prefix)), state_(std::move(state)) {}
 
 FilesHandler::~FilesHandler() = default;
+
+std::string FilesHandler::describe() const {
+    return "files from " + state_->root_path;
+}
 
 void FilesHandler::serve(http::Exchange& exchange) const {
     const http::Method method = exchange.request().method;

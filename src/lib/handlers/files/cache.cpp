@@ -1,4 +1,4 @@
-#include "handlers/file_cache.hpp"
+#include "handlers/files/cache.hpp"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "handlers/fastcgi_params.hpp"
+#include "handlers/fastcgi/params.hpp"
 
 #include "loop/loop.hpp"
 

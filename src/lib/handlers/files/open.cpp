@@ -1,4 +1,4 @@
-#include "handlers/file_open.hpp"
+#include "handlers/files/open.hpp"
 
 #include <fcntl.h>
 #include <linux/openat2.h>

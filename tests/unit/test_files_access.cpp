@@ -1,7 +1,7 @@
 // What handlers refuse before the disk is asked: hidden segments (with
 // /.well-known let through), and files never sent as they are on disk.
 
-#include "handlers/file_access.hpp"
+#include "handlers/files/access.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -45,4 +45,30 @@ TEST_CASE("editor backups, leftovers and script sources are never served") {
           "/x.baked", "/#a", "", "/#", "/x.photo.jpg", "/x.pharmacy.html", "/a.gz",
           "/report.old.pdf", "/style.css.gz", "/.gz"})
         CHECK_FALSE(is_never_served(name));
+}
+
+TEST_CASE("access: any segment starting with a dot is refused", "[files]") {
+    CHECK(has_dot_segment("/.env"));
+    CHECK(has_dot_segment("/.git/config"));
+    CHECK(has_dot_segment("/a/.htaccess"));
+    CHECK(has_dot_segment("/a/.hidden/"));
+    CHECK(has_dot_segment("/a/b/.x"));
+    CHECK_FALSE(has_dot_segment("/"));
+    CHECK_FALSE(has_dot_segment("/index.html"));
+    CHECK_FALSE(has_dot_segment("/a.b/c.d"));
+    CHECK_FALSE(has_dot_segment("/a/b./c"));
+    CHECK_FALSE(has_dot_segment("/well-known./x"));
+}
+
+TEST_CASE("access: deny prefixes match whole segments", "[files]") {
+    CHECK(is_beneath("/private", "/private"));
+    CHECK(is_beneath("/private/", "/private"));
+    CHECK(is_beneath("/private/x/y", "/private"));
+    CHECK_FALSE(is_beneath("/privateer", "/private"));
+    CHECK_FALSE(is_beneath("/privat", "/private"));
+    CHECK_FALSE(is_beneath("/public/private", "/private"));
+    CHECK(is_beneath("/a/b", "/a/b"));
+    CHECK_FALSE(is_beneath("/a/bc", "/a/b"));
+    CHECK(is_beneath("/anything", "/"));
+    CHECK(is_beneath("/", "/"));
 }

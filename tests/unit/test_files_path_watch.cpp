@@ -2,7 +2,7 @@
 // (symlinks included), and a root that follows its symlink when a deploy
 // switches it.
 
-#include "handlers/path_watch.hpp"
+#include "handlers/files/path_watch.hpp"
 #include "loop/loop.hpp"
 
 #include <catch2/catch.hpp>

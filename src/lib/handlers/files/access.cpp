@@ -1,4 +1,4 @@
-#include "handlers/file_access.hpp"
+#include "handlers/files/access.hpp"
 
 #include "http/request.hpp"
 

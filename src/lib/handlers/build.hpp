@@ -1,0 +1,62 @@
+#pragma once
+// Handlers from their configuration: the one place where config structs
+// become runtime values (durations to milliseconds, upstream options, each
+// kind's settings through its create()). Nothing after start-up parses or
+// converts.
+//
+// Each handler kind has, in its folder, a
+//   std::unique_ptr<http::Handler> create(const config::Kind&, const BuildContext&,
+//                                         std::string& error);
+// and build_handler() calls the one for the config's kind (build.cpp
+// includes each kind's header: docs/architecture.md, "How to add a handler
+// kind").
+
+#include "config/config.hpp"
+#include "fastcgi/upstream.hpp"
+#include "http/handler.hpp"
+#include "http/server.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace weft::handlers {
+
+// What a handler is built with besides its own section.
+struct BuildContext {
+    const config::Config& config;
+    const config::Site& site;
+    // The pools of config.upstreams, in the same order; they outlive the
+    // handlers that use them.
+    std::span<const std::unique_ptr<fastcgi::Upstream>> upstreams;
+    // false for `weft -t`: the configuration is checked, not the disk (no
+    // root is opened), as roots are often those of the machine it is meant
+    // for.
+    bool open_roots = true;
+
+    // A handler's root: its own, else its site's.
+    std::string_view root(const std::string& own) const;
+    // The site's name (its first host), or "" for a site without one.
+    std::string_view site_name() const;
+    // The pool of the upstream named `name`, or nullptr.
+    fastcgi::Upstream* upstream(std::string_view name) const;
+};
+
+// A duration as the loop's timers take it: milliseconds, at least 1.
+std::uint32_t to_ms(std::chrono::milliseconds d);
+
+// The options of an `upstream` section.
+fastcgi::UpstreamOptions upstream_options(const config::Upstream& upstream);
+
+// The server-wide limits of the top level.
+http::ServerOptions server_options(const config::Config& config);
+
+// The handler for `handler`; nullptr with a one-line reason when it cannot
+// be built (a root that does not open).
+std::unique_ptr<http::Handler> build_handler(const config::Handler& handler,
+                                             const BuildContext& context, std::string& error);
+
+} // namespace weft::handlers

@@ -1,0 +1,84 @@
+// The fastcgi handler's config part: its State from config::FastcgiHandler.
+
+#include "handlers/fastcgi/handler.hpp"
+#include "handlers/fastcgi/params.hpp"
+#include "handlers/fastcgi/script_call.hpp"
+#include "handlers/fastcgi/state.hpp"
+#include "handlers/files/access.hpp"
+#include "handlers/files/handler.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace weft::handlers {
+
+std::unique_ptr<http::Handler> create(const config::FastcgiHandler& config,
+                                      const BuildContext& context, std::string& error) {
+    using State = FastcgiHandler::State;
+    auto state = std::make_unique<State>();
+    state->name = "fastcgi " + config.prefix;
+    state->server_name = context.site_name();
+    std::string root(context.root(config.root));
+    state->description = "PHP from " + root + " via " +
+                         (!config.upstream.empty() ? "upstream " + config.upstream
+                          : config.pass.empty()    ? std::string("nothing")
+                                                   : config.pass.front().to_string());
+    while (root.size() > 1 && root.back() == '/') root.pop_back();
+    if (root.empty()) {
+        error = state->name + ": no root: set one in the handler or its site";
+        return nullptr;
+    }
+    Resolver resolver = config.follow_symlinks ? Resolver::follow : Resolver::openat2;
+    if (context.open_roots) {
+        const int fd = open_root(root.c_str());
+        if (fd < 0) {
+            error = state->name + ": cannot open the root " + root + ": " + std::strerror(-fd);
+            return nullptr;
+        }
+        state->root_fd.reset(fd);
+        if (!config.follow_symlinks) resolver = probe_resolver(fd);
+    }
+    state->root = root == "/" ? std::string() : root;
+
+    ScriptRules rules;
+    rules.extensions = config.extensions;
+    rules.index = config.index;
+    rules.static_files = config.static_files;
+    rules.fallback = config.fallback.empty() ? std::string() : normalised_prefix(config.fallback);
+    for (const std::string& prefix : config.deny) rules.deny.push_back(normalised_prefix(prefix));
+    state->scripts = std::make_unique<ScriptResolver>(root, resolver, std::move(rules));
+
+    if (config.static_files) {
+        config::FilesHandler files;
+        files.prefix = config.prefix;
+        files.root = root;
+        // The static handler's index: the list's names that are no script
+        // (the resolver runs the scripts), else index.html.
+        files.index.clear();
+        for (const std::string& name : config.index)
+            if (!state->scripts->is_script_name(name)) files.index.push_back(name);
+        if (files.index.empty()) files.index.push_back("index.html");
+        files.deny = config.deny;
+        files.follow_symlinks = config.follow_symlinks;
+        state->files = create(files, context, error);
+        if (!state->files) return nullptr;
+    }
+    if (fastcgi::Upstream* named = context.upstream(config.upstream)) {
+        state->upstream = named;
+    } else {
+        config::Upstream own;
+        own.name = "pass";
+        own.servers = config.pass;
+        state->own_upstream = std::make_unique<fastcgi::Upstream>(upstream_options(own));
+        state->upstream = state->own_upstream.get();
+    }
+    state->fixed_params = fixed_params();
+    state->extra_params = extra_params(config.params);
+    state->request_buffering = config.request_buffering;
+    state->buffers = static_cast<std::size_t>(
+        std::clamp<std::uint64_t>(config.buffers, ScriptCall::kMinRead, std::uint64_t{1} << 30));
+    state->max_temp_file_size = config.max_temp_file_size;
+    return std::make_unique<FastcgiHandler>(std::move(state), config.prefix);
+}
+
+} // namespace weft::handlers

@@ -1,0 +1,45 @@
+// The files handler's config part: its settings from config::FilesHandler.
+
+#include "handlers/files/handler.hpp"
+#include "handlers/files/state.hpp"
+
+#include <atomic>
+#include <cstring>
+
+namespace weft::handlers {
+
+namespace {
+
+std::atomic<std::uint64_t> next_handler_id{1};
+
+} // namespace
+
+std::unique_ptr<http::Handler> create(const config::FilesHandler& config,
+                                      const BuildContext& context, std::string& error) {
+    const std::string root(context.root(config.root));
+    const std::string name = "files " + config.prefix + ": ";
+    if (root.empty()) {
+        error = name + "no root: set one in the handler or its site";
+        return nullptr;
+    }
+    auto state = std::make_unique<FilesHandler::State>();
+    if (context.open_roots) {
+        const int fd = open_root(root.c_str());
+        if (fd < 0) {
+            error = name + "cannot open the root " + root + ": " + std::strerror(-fd);
+            return nullptr;
+        }
+        state->root.reset(fd);
+        state->resolver = config.follow_symlinks ? Resolver::follow : probe_resolver(fd);
+    }
+    state->root_path = root;
+    state->index = config.index;
+    state->listing = config.listing;
+    state->precompressed = config.precompressed;
+    state->cache_control = config.cache_control;
+    for (const std::string& prefix : config.deny) state->deny.push_back(normalised_prefix(prefix));
+    state->id = next_handler_id.fetch_add(1, std::memory_order_relaxed);
+    return std::make_unique<FilesHandler>(std::move(state), config.prefix);
+}
+
+} // namespace weft::handlers

@@ -1,0 +1,119 @@
+// The PARAMS stream a script gets for a request (fastcgi/params.hpp), byte
+// for byte: every pair's lengths and bytes written out here, in the order
+// nginx's fastcgi.conf sends them, then the request's fields as HTTP_*.
+
+#include "handlers/fastcgi/params.hpp"
+#include "http/parser.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <string>
+#include <string_view>
+
+using namespace weft;
+using namespace weft::handlers;
+
+namespace {
+
+int collect(void* into, const char* bytes, std::size_t size) {
+    static_cast<std::string*>(into)->append(bytes, size);
+    return 0;
+}
+
+// One pair with 1-byte lengths (both under 128), as the spec lays it out.
+std::string pair(char name_length, char value_length, std::string_view name,
+                 std::string_view value) {
+    return std::string{name_length, value_length} + std::string(name) + std::string(value);
+}
+
+} // namespace
+
+TEST_CASE("params: a POST to a front controller, byte for byte", "[fastcgi]") {
+    const std::string session = "sid=" + std::string(160, 'x'); // a value of 128 bytes or more
+    const std::string head = "POST /index.php/user/7?a=1&b=2 HTTP/1.1\r\n"
+                             "Host: example.com:8080\r\n"
+                             "User-Agent: curl/8.5.0\r\n"
+                             "Accept: */*\r\n"
+                             "X-Forwarded-For: 10.0.0.1\r\n"
+                             "Cookie: " +
+                             session +
+                             "\r\n"
+                             "Content-Type: application/x-www-form-urlencoded\r\n"
+                             "Content-Length: 7\r\n"
+                             "X-Real_IP: 6.6.6.6\r\n"
+                             "Cookie: b=2\r\n"
+                             "Proxy: http://evil.example/\r\n"
+                             "X-Forwarded-For: 10.0.0.2\r\n"
+                             "\r\n";
+    http::RequestParser parser;
+    http::Request request;
+    REQUIRE(parser.parse(head, request) == http::ParseStatus::done);
+
+    const std::string fixed = fixed_params();
+    const std::string extra = extra_params({{"APP_ENV", "prod"}});
+    ScriptParams params;
+    params.document_root = "/srv/app";
+    params.script_name = "/index.php";
+    params.path_info = "/user/7";
+    params.document_uri = "/index.php/user/7";
+    params.request_uri = request.target;
+    params.query = request.query;
+    params.method = request.method_name;
+    params.content_length = "7";
+    params.server_name = "example.com";
+    params.fixed = fixed;
+    params.extra = extra;
+    Endpoints endpoints;
+    std::strcpy(endpoints.remote_address, "127.0.0.1");
+    std::strcpy(endpoints.remote_port, "54321");
+    std::strcpy(endpoints.server_address, "127.0.0.1");
+    std::strcpy(endpoints.server_port, "8080");
+
+    std::string sent;
+    char buffer[4096];
+    fastcgi::RecordWriter writer(buffer, sizeof buffer, collect, &sent);
+    write_params(writer, request, params, endpoints);
+    writer.end_params();
+    REQUIRE(writer.flush() == 0);
+
+    // version 1, PARAMS (4), request id 1, content length 902 (0x0386), no
+    // padding; then the pairs; then the empty PARAMS record.
+    std::string expected("\x01\x04\x00\x01\x03\x86\x00\x00", 8);
+    expected += pair(15, 18, "SCRIPT_FILENAME", "/srv/app/index.php");
+    expected += pair(11, 10, "SCRIPT_NAME", "/index.php");
+    expected += pair(9, 7, "PATH_INFO", "/user/7");
+    expected += pair(15, 15, "PATH_TRANSLATED", "/srv/app/user/7");
+    expected += pair(11, 25, "REQUEST_URI", "/index.php/user/7?a=1&b=2");
+    expected += pair(12, 17, "DOCUMENT_URI", "/index.php/user/7");
+    expected += pair(12, 7, "QUERY_STRING", "a=1&b=2");
+    expected += pair(14, 4, "REQUEST_METHOD", "POST");
+    expected += pair(12, 33, "CONTENT_TYPE", "application/x-www-form-urlencoded");
+    expected += pair(14, 1, "CONTENT_LENGTH", "7");
+    expected += pair(13, 8, "DOCUMENT_ROOT", "/srv/app");
+    expected += pair(14, 4, "REQUEST_SCHEME", "http");
+    expected += pair(17, 7, "GATEWAY_INTERFACE", "CGI/1.1");
+    expected += pair(15, 4, "SERVER_SOFTWARE", "weft");
+    expected += pair(15, 3, "REDIRECT_STATUS", "200");
+    expected += pair(15, 8, "SERVER_PROTOCOL", "HTTP/1.1");
+    expected += pair(11, 9, "REMOTE_ADDR", "127.0.0.1");
+    expected += pair(11, 5, "REMOTE_PORT", "54321");
+    expected += pair(11, 9, "SERVER_ADDR", "127.0.0.1");
+    expected += pair(11, 4, "SERVER_PORT", "8080");
+    expected += pair(11, 11, "SERVER_NAME", "example.com");
+    // Fields in the order they first came; repeated ones joined, Cookie
+    // with "; "; X-Real_IP (an '_') and Proxy (httpoxy) left out.
+    expected += pair(9, 16, "HTTP_HOST", "example.com:8080");
+    expected += pair(15, 10, "HTTP_USER_AGENT", "curl/8.5.0");
+    expected += pair(11, 3, "HTTP_ACCEPT", "*/*");
+    expected += pair(20, 18, "HTTP_X_FORWARDED_FOR", "10.0.0.1, 10.0.0.2");
+    // A value of 169 bytes: its length in four bytes, the high bit set.
+    expected += std::string("\x0b\x80\x00\x00\xa9", 5) + "HTTP_COOKIE" + session + "; b=2";
+    expected += pair(17, 33, "HTTP_CONTENT_TYPE", "application/x-www-form-urlencoded");
+    expected += pair(19, 1, "HTTP_CONTENT_LENGTH", "7");
+    expected += pair(7, 4, "APP_ENV", "prod");
+    expected += std::string("\x01\x04\x00\x01\x00\x00\x00\x00", 8);
+
+    CHECK(sent.size() == expected.size());
+    CHECK(sent == expected);
+}
