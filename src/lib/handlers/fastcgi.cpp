@@ -8,9 +8,9 @@
 #include "handlers/file_open.hpp"
 #include "handlers/files.hpp"
 #include "handlers/redirect.hpp"
-#include "http/connection.hpp"
 #include "http/exchange.hpp"
 #include "http/path.hpp"
+#include "http/router.hpp"
 #include "loop/io.hpp"
 #include "loop/loop.hpp"
 
@@ -106,7 +106,7 @@ class Proxy {
 public:
     Proxy(const FastcgiHandler::State& state, http::Exchange& exchange)
         : state_(state), upstream_(*state.upstream), exchange_(exchange),
-          request_(exchange.request()), client_(*Loop::current(), exchange.connection().fd()),
+          request_(exchange.request()), client_(*Loop::current(), exchange.client_fd()),
           client_watch_(client_), document_root_(state.scripts->document_root()) {}
     Proxy(const Proxy&) = delete;
     Proxy& operator=(const Proxy&) = delete;
@@ -307,7 +307,7 @@ void Proxy::run(const ScriptTarget& first, std::string_view document_uri) {
         // another handler (a files prefix, a denied one, another
         // application) is the client's to ask for, like any that is no
         // script, or a redirect could run what no request may reach.
-        const http::Router& router = exchange_.connection().server().router;
+        const http::Router& router = exchange_.router();
         const bool ours = router.route(request_.host, *normal) == state_.handler;
         if (ours) {
             redirect_script_.resize(state_.scripts->scratch_size(normal->size()));
@@ -669,7 +669,7 @@ bool Proxy::buffers_response() const {
 
 Proxy::Outcome Proxy::relay(std::string_view first, std::size_t ended) {
     Loop& loop = *Loop::current();
-    const std::uint32_t send_timeout = exchange_.connection().server().options.send_timeout_ms;
+    const std::uint32_t send_timeout = exchange_.send_timeout_ms();
     const std::uint32_t read_timeout = upstream_.options().read_timeout_ms;
     Spool spool(state_.buffers, state_.max_temp_file_size);
     // Try first, wait on EAGAIN: each flag goes down only when its socket
