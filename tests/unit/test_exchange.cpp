@@ -143,6 +143,17 @@ TEST_CASE("an HTTP/1.0 response says how the connection goes on", "[http]") {
     }
 }
 
+TEST_CASE("Content-Length is the body's length in decimal, whatever its digits", "[http]") {
+    for (const std::size_t size : {0, 7, 10, 99, 100, 101, 1000, 1024, 12345, 54321}) {
+        Wire wire("GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+        const std::string body(size, 'b');
+        const std::string got = wire.exchange([&](Exchange& e) { e.send(body); });
+        INFO(size);
+        CHECK(got == "HTTP/1.1 200 OK\r\nServer: weft\r\nDate: <date>\r\nContent-Length: " +
+                         std::to_string(size) + "\r\n\r\n" + body);
+    }
+}
+
 TEST_CASE("a body of unknown length goes in chunks to an HTTP/1.1 client", "[http]") {
     Wire wire("GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
     int finished = -1;

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 
 namespace weft::http {
 
@@ -39,7 +40,7 @@ public:
         done_ = !request.has_body();
         error_ = 0;
         continue_sent_ = false;
-        if (request.chunked) chunked_.reset();
+        if (request.chunked) new (&chunked_) ChunkedDecoder;
         if (done_) {
             ended();
         } else {
@@ -47,7 +48,10 @@ public:
         }
     }
     // No body will be read: the head did not parse.
-    void none() { done_ = true; }
+    void none() {
+        done_ = true;
+        error_ = 0;
+    }
 
     // Some bytes, 0 at its end, or -errno (-EFBIG past max_request_body,
     // -EPROTO when malformed, -ECONNRESET when cut short, -ETIMEDOUT past
@@ -89,13 +93,20 @@ private:
     ClientSocket& socket_;
     ReceiveBuffer& in_;
     const ServerOptions& options_;
-    const Request* request_ = nullptr;
-    std::size_t base_ = 0;   // where body bytes are read in: after the head
-    std::uint64_t left_ = 0; // Content-Length bytes not yet read
+    // Set by start() (and what is read of them by none()), not here: a
+    // Connection, and its BodyReader, is made for each request of a
+    // keep-alive client (a parked connection has no coroutine), so each
+    // store here is one more per request. The decoder is constructed only
+    // for a chunked body.
+    const Request* request_;
+    std::size_t base_;   // where body bytes are read in: after the head
+    std::uint64_t left_; // Content-Length bytes not yet read
     bool done_ = true;
-    bool continue_sent_ = false; // or no longer to be sent: the body was asked for
-    int error_ = 0;
-    ChunkedDecoder chunked_;
+    bool continue_sent_; // or no longer to be sent: the body was asked for
+    int error_;
+    union {
+        ChunkedDecoder chunked_;
+    };
 };
 
 } // namespace weft::http

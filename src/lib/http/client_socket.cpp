@@ -32,7 +32,11 @@ void ClientSocket::flush() {
 
 int ClientSocket::send(iovec* iov, int count, bool more) {
     more = more || pipelined_;
-    const int flags = more ? MSG_MORE : 0;
+    const int flags = MSG_NOSIGNAL | (more ? MSG_MORE : 0);
+    // What is left to send: mostly, one sendmsg takes it all, and walking
+    // the vector after it cost more than summing it first.
+    std::size_t left = 0;
+    for (int i = 0; i < count; ++i) left += iov[i].iov_len;
     msghdr message{};
     message.msg_iov = iov;
     message.msg_iovlen = static_cast<std::size_t>(count);
@@ -45,6 +49,8 @@ int ClientSocket::send(iovec* iov, int count, bool more) {
             continue;
         }
         std::size_t sent = static_cast<std::size_t>(n);
+        left -= sent;
+        if (left == 0) break;
         while (message.msg_iovlen && sent >= message.msg_iov->iov_len) {
             sent -= message.msg_iov->iov_len;
             ++message.msg_iov;
@@ -62,7 +68,7 @@ ssize_t ClientSocket::send_now(const iovec* iov, int count) {
     msghdr message{};
     message.msg_iov = const_cast<iovec*>(iov);
     message.msg_iovlen = static_cast<std::size_t>(count);
-    const ssize_t n = io::sendmsg_now(fd_, &message, pipelined_ ? MSG_MORE : 0);
+    const ssize_t n = io::sendmsg_now(fd_, &message, MSG_NOSIGNAL | (pipelined_ ? MSG_MORE : 0));
     if (n >= 0) {
         corked_ = pipelined_;
         return n;

@@ -64,7 +64,7 @@ struct Admission {
         refuse,  // with `status`
     };
     Verdict verdict;
-    int status;
+    std::uint16_t status;
     const Handler* handler;
     std::string_view path; // normalised, once it could be
 };
@@ -167,13 +167,12 @@ void Connection::resume_head(ParkedState* parked) {
 // --- the request loop ---------------------------------------------------------
 
 std::int64_t Connection::run() {
-    char* const buffer = in_.bytes;
     for (;;) {
         // The next request moves to the front of the buffer.
         if (in_.pos == in_.end) {
             in_.pos = in_.end = 0;
         } else if (in_.pos > 0) {
-            std::memmove(buffer, buffer + in_.pos, in_.end - in_.pos);
+            std::memmove(in_.bytes, in_.bytes + in_.pos, in_.end - in_.pos);
             in_.end -= in_.pos;
             in_.pos = 0;
         }
@@ -183,7 +182,7 @@ std::int64_t Connection::run() {
             // so the connection parks at once, without trying a read that
             // would say EAGAIN: the stack goes back until bytes come.
             const ssize_t n =
-                socket_.drained() ? -EAGAIN : socket_.receive_now(buffer, kBufferSize);
+                socket_.drained() ? -EAGAIN : socket_.receive_now(in_.bytes, kBufferSize);
             if (n == -EAGAIN) {
                 Loop& loop = *Loop::current();
                 // A request that came since the last read is not answered,
@@ -200,12 +199,13 @@ std::int64_t Connection::run() {
         parser_.reset();
         ParseStatus status;
         bool idle = false;
-        while ((status = parser_.parse({buffer, in_.end}, request_)) == ParseStatus::incomplete) {
+        while ((status = parser_.parse({in_.bytes, in_.end}, request_)) ==
+               ParseStatus::incomplete) {
             if (in_.end == kBufferSize) {
                 status = ParseStatus::error; // the parser's limits are below the buffer's
                 break;
             }
-            if (socket_.drained() && buffer[0] == '\r') {
+            if (socket_.drained() && in_.bytes[0] == '\r') {
                 // Empty lines before a request line are ignored (RFC 9112
                 // §2.2). Alone they start no request: the connection idles,
                 // not under the head's deadline, and they do not move the
@@ -218,7 +218,7 @@ std::int64_t Connection::run() {
                     break;
                 }
                 if (start > 0) {
-                    std::memmove(buffer, buffer + start, in_.end - start);
+                    std::memmove(in_.bytes, in_.bytes + start, in_.end - start);
                     in_.end -= start;
                     parser_.reset();
                     continue;
@@ -257,34 +257,33 @@ Connection::Next Connection::handle(std::size_t head_size) {
     body_.start(request_, head_size);
     const Admission admission = admit(request_, options_, server_.router, path_, sizeof path_);
     Exchange exchange(socket_, body_, server_.router, request_, admission.path);
-    switch (admission.verdict) {
-    case Admission::Verdict::options:
+    if (admission.verdict == Admission::Verdict::serve) {
+        admission.handler->serve(exchange);
+        if (!exchange.finished()) {
+            if (exchange.handed_over()) {
+                // The socket is the handler's: nothing more is read or
+                // written here, and the loop closes it when the coroutine
+                // ends.
+                if (server_.access_log) log(exchange);
+                return Next::close;
+            }
+            if (!exchange.responded() && !exchange.abandoned()) {
+                const int error = body_.error();
+                const int status = error == -EFBIG       ? 413
+                                   : error == -ETIMEDOUT ? 408
+                                   : error == -EPROTO    ? 400
+                                                         : 500;
+                exchange.send_error(status);
+            }
+        }
+    } else if (admission.verdict == Admission::Verdict::options) {
         exchange.status(204);
         exchange.header("Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH");
         exchange.send({});
-        break;
-    case Admission::Verdict::refuse:
+    } else {
         // A body we will not read (413) would be taken for the next request.
         if (admission.status == 413) exchange.close_after();
         exchange.send_error(admission.status);
-        break;
-    case Admission::Verdict::serve:
-        admission.handler->serve(exchange);
-        if (exchange.handed_over()) {
-            // The socket is the handler's: nothing more is read or written
-            // here, and the loop closes it when the coroutine ends.
-            if (server_.access_log) log(exchange);
-            return Next::close;
-        }
-        if (!exchange.responded() && !exchange.abandoned()) {
-            const int error = body_.error();
-            const int status = error == -EFBIG       ? 413
-                               : error == -ETIMEDOUT ? 408
-                               : error == -EPROTO    ? 400
-                                                     : 500;
-            exchange.send_error(status);
-        }
-        break;
     }
     Next next = body_.finish(exchange.closing()) ? Next::keep_alive : Next::linger;
     if (!exchange.finished()) next = Next::close; // a body cut short: only closing tells

@@ -52,7 +52,7 @@ bool peer_closed(int fd);
 // points, and switching asynchronous cancellation on and off around each call
 // cost 60 instructions a request. weft never cancels threads. Each gives the
 // bytes moved (0 from recv_now: end of stream), or -errno (-EAGAIN: not now);
-// EINTR is retried. Sends never raise SIGPIPE.
+// EINTR is retried. send_now never raises SIGPIPE.
 
 inline ssize_t recv_now(int fd, void* into, std::size_t n) {
     for (;;) {
@@ -70,10 +70,10 @@ inline ssize_t send_now(int fd, const void* bytes, std::size_t n) {
     }
 }
 
-// `flags` beyond MSG_NOSIGNAL (MSG_MORE).
+// `flags` as sendmsg's: the caller's MSG_NOSIGNAL (and MSG_MORE).
 inline ssize_t sendmsg_now(int fd, const msghdr* message, int flags) {
     for (;;) {
-        const ssize_t put = ::syscall(SYS_sendmsg, fd, message, flags | MSG_NOSIGNAL);
+        const ssize_t put = ::syscall(SYS_sendmsg, fd, message, flags);
         if (put >= 0) return put;
         if (errno != EINTR) return -errno;
     }
