@@ -1,10 +1,12 @@
 #include "http/exchange.hpp"
 
-#include "http/connection.hpp"
+#include "http/body_reader.hpp"
 #include "http/date.hpp"
 #include "http/status.hpp"
 #include "loop/loop.hpp"
+#include "util/ascii.hpp"
 
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -20,18 +22,45 @@ char* put(char* out, std::string_view text) {
     return out + text.size();
 }
 
-// Decimal digits of n (std::to_chars costs twice as much for the short
-// lengths a response has).
+// Two decimal digits for each number below 100.
+constexpr auto kDigitPairs = [] {
+    std::array<char, 200> pairs{};
+    for (int i = 0; i < 100; ++i) {
+        pairs[2 * i] = static_cast<char>('0' + i / 10);
+        pairs[2 * i + 1] = static_cast<char>('0' + i % 10);
+    }
+    return pairs;
+}();
+
+// Decimal digits of n, two at a time (std::to_chars costs twice as much for
+// the short lengths a response has, and one at a time cost 20 instructions
+// for a two-digit length).
 char* put_number(char* out, std::uint64_t n) {
     char digits[20];
     char* d = digits + sizeof digits;
-    do {
-        *--d = static_cast<char>('0' + n % 10);
-        n /= 10;
-    } while (n);
+    while (n >= 100) {
+        d -= 2;
+        std::memcpy(d, &kDigitPairs[n % 100 * 2], 2);
+        n /= 100;
+    }
+    if (n >= 10) {
+        d -= 2;
+        std::memcpy(d, &kDigitPairs[n * 2], 2);
+    } else {
+        *--d = static_cast<char>('0' + n);
+    }
     const auto count = static_cast<std::size_t>(digits + sizeof digits - d);
     std::memcpy(out, d, count);
     return out + count;
+}
+
+// The status line, Server and Date: how every head begins.
+char* put_head_start(char* out, int status) {
+    char scratch[40];
+    out = put(out, status_line(status, scratch));
+    out = put(out, "Server: weft\r\nDate: ");
+    out = put(out, current_http_date());
+    return put(out, "\r\n");
 }
 
 // Whether text holds CR or LF. Eight bytes at a time: only a word with a
@@ -63,7 +92,7 @@ std::size_t drop_field(char* fields, std::size_t size, std::string_view name) {
         const auto* lf = static_cast<const char*>(std::memchr(line, '\n', size - at));
         const std::size_t length = lf ? static_cast<std::size_t>(lf - line) + 1 : size - at;
         const bool match = length > name.size() && line[name.size()] == ':' &&
-                           equals_ignoring_case({line, name.size()}, name);
+                           ascii::equals_ignoring_case({line, name.size()}, name);
         if (!match) {
             std::memmove(fields + kept, line, length);
             kept += length;
@@ -105,7 +134,7 @@ void Exchange::header_lines(std::string_view lines) {
 }
 
 int Exchange::fail(int error) {
-    state_ = State::failed;
+    if (state_ != State::handed_over) state_ = State::failed;
     close_after_ = true;
     return error;
 }
@@ -134,15 +163,11 @@ int Exchange::send_head(std::uint64_t length, std::string_view body, bool more,
             close_after_ = true;
         }
     }
-    if (!request_.keep_alive || connection_.awaits_continue()) close_after_ = true;
+    if (!request_.keep_alive || body_.awaits_continue()) close_after_ = true;
     if (Loop* loop = Loop::current(); loop && loop->stopping()) close_after_ = true;
 
     char lead[kLeadRoom];
-    char scratch[40];
-    char* p = put(lead, status_line(status_, scratch));
-    p = put(p, "Server: weft\r\nDate: ");
-    p = put(p, current_http_date());
-    p = put(p, "\r\n");
+    char* p = put_head_start(lead, status_);
     if (chunked_) {
         p = put(p, "Transfer-Encoding: chunked\r\n");
     } else if (!no_body && length != kUnknownLength) {
@@ -167,14 +192,14 @@ int Exchange::send_head(std::uint64_t length, std::string_view body, bool more,
     state_ = State::streaming;
     length_ = length;
     if (taken) {
-        const ssize_t n = connection_.send_now(iov, with_body ? 2 : 1);
+        const ssize_t n = socket_.send_now(iov, with_body ? 2 : 1);
         if (n < 0) return fail(static_cast<int>(n));
         const auto went = static_cast<std::size_t>(n);
         if (went < iov[0].iov_len) {
             // The head goes whole, waiting if it must (a full socket this
             // early is rare); the body waits for write_some().
             iov[0] = {start + went, iov[0].iov_len - went};
-            const int result = connection_.send(iov, 1, true);
+            const int result = socket_.send(iov, 1, true);
             if (result < 0) return fail(result);
             *taken = with_body ? 0 : body.size();
         } else {
@@ -183,7 +208,7 @@ int Exchange::send_head(std::uint64_t length, std::string_view body, bool more,
         if (with_body) sent_ = *taken;
         return 0;
     }
-    const int result = connection_.send(iov, with_body ? 2 : 1, more);
+    const int result = socket_.send(iov, with_body ? 2 : 1, more);
     if (result < 0) return fail(result);
     if (with_body) sent_ = body.size();
     return 0;
@@ -212,7 +237,7 @@ int Exchange::send_file(int fd, off_t offset, std::uint64_t length) {
     int result = send_head(length, {}, body);
     if (result < 0 || state_ != State::streaming) return result;
     if (body) {
-        result = connection_.send_file(fd, offset, length);
+        result = socket_.send_file(fd, offset, length);
         if (result < 0) return fail(result);
         sent_ = length;
     }
@@ -252,13 +277,13 @@ int Exchange::write(std::string_view bytes) {
         iovec iov[3] = {{size_line, static_cast<std::size_t>(p - size_line)},
                         {const_cast<char*>(bytes.data()), bytes.size()},
                         {const_cast<char*>("\r\n"), 2}};
-        const int result = connection_.send(iov, 3, true);
+        const int result = socket_.send(iov, 3, true);
         if (result < 0) return fail(result);
     } else {
         if (length_ != kUnknownLength && bytes.size() > length_ - sent_) return fail(-EINVAL);
         iovec iov{const_cast<char*>(bytes.data()), bytes.size()};
         const bool more = length_ == kUnknownLength || sent_ + bytes.size() < length_;
-        const int result = connection_.send(&iov, 1, more);
+        const int result = socket_.send(&iov, 1, more);
         if (result < 0) return fail(result);
     }
     sent_ += bytes.size();
@@ -271,7 +296,7 @@ ssize_t Exchange::write_some(std::string_view bytes) {
     if (is_head() || status_has_no_body(status_)) return static_cast<ssize_t>(bytes.size());
     if (!chunked_ && length_ != kUnknownLength && bytes.size() > length_ - sent_)
         return fail(-EINVAL);
-    connection_.flush(); // what waits corked goes out with these
+    socket_.flush(); // what waits corked goes out with these
     // Each round sends one chunk's worth (or all, unchunked) until the
     // socket is full: a chunk finished leaves the rest for a new one.
     std::size_t done = 0;
@@ -307,7 +332,7 @@ ssize_t Exchange::write_now(std::string_view bytes, bool& full) {
         if (owed) iov[count++] = {owed_ + owed_size_ - owed, owed};
         if (data) iov[count++] = {const_cast<char*>(bytes.data()) + taken, data};
         if (trailer) iov[count++] = {const_cast<char*>("\r\n") + 2 - trailer, trailer};
-        const ssize_t n = connection_.send_now(iov, count); // 0: the socket is full
+        const ssize_t n = socket_.send_now(iov, count); // 0: the socket is full
         if (n < 0) return fail(static_cast<int>(n));
         if (n == 0) {
             full = true;
@@ -346,14 +371,14 @@ int Exchange::write_file(int fd, off_t offset, std::uint64_t length) {
         char* p = std::to_chars(size_line, size_line + 16, length, 16).ptr;
         p = put(p, "\r\n");
         iovec iov{size_line, static_cast<std::size_t>(p - size_line)};
-        int result = connection_.send(&iov, 1, true);
-        if (result == 0) result = connection_.send_file(fd, offset, length);
+        int result = socket_.send(&iov, 1, true);
+        if (result == 0) result = socket_.send_file(fd, offset, length);
         iovec end{const_cast<char*>("\r\n"), 2};
-        if (result == 0) result = connection_.send(&end, 1, true);
+        if (result == 0) result = socket_.send(&end, 1, true);
         if (result < 0) return fail(result);
     } else {
         if (length_ != kUnknownLength && length > length_ - sent_) return fail(-EINVAL);
-        const int result = connection_.send_file(fd, offset, length);
+        const int result = socket_.send_file(fd, offset, length);
         if (result < 0) return fail(result);
     }
     sent_ += length;
@@ -367,24 +392,52 @@ int Exchange::finish() {
         if (in_chunk_) return fail(-EPIPE); // a chunk cut short: only closing tells
         iovec iov[2] = {{owed_ + owed_at_, static_cast<std::size_t>(owed_size_ - owed_at_)},
                         {const_cast<char*>("0\r\n\r\n"), 5}};
-        const int result = connection_.send(iov, 2);
+        const int result = socket_.send(iov, 2);
         if (result < 0) return fail(result);
     } else if (!is_head() && !status_has_no_body(status_) && length_ != kUnknownLength &&
                sent_ != length_) {
         return fail(-EPIPE); // fewer bytes than announced: only closing tells the client
     } else if (length_ == kUnknownLength) {
-        connection_.flush(); // a body that ends with the connection
+        socket_.flush(); // a body that ends with the connection
     }
     state_ = State::finished;
     return 0;
 }
 
 ssize_t Exchange::read_body(void* buffer, std::size_t n) {
-    return connection_.read_body(buffer, n, responded());
+    return body_.read(buffer, n, responded());
+}
+
+int Exchange::switch_protocols(std::string_view protocol, HandOver& out) {
+    if (state_ != State::fresh) return -EALREADY;
+    if (request_.minor == 0) return -EPROTO; // HTTP/1.0 has no Upgrade (RFC 9110 §7.8)
+    // Its bytes would be taken for the new protocol's.
+    if (!body_.done() || body_.error()) return -EBUSY;
+    header("Upgrade", protocol);
+    if (overflow_) {
+        send_head(0, {}, false); // the 500
+        return -EMSGSIZE;
+    }
+    status_ = 101;
+    char lead[kLeadRoom];
+    const auto lead_size = static_cast<std::size_t>(put_head_start(lead, status_) - lead);
+    char* const start = head_ + kLeadRoom - lead_size;
+    std::memcpy(start, lead, lead_size);
+    char* const tail = put(head_ + kLeadRoom + head_size_, "Connection: upgrade\r\n\r\n");
+    // The handler's bytes go out as it sends them; this send, not corked,
+    // pushes out whatever earlier answers left corked.
+    socket_.set_pipelined(false);
+    iovec iov{start, static_cast<std::size_t>(tail - start)};
+    const int result = socket_.send(&iov, 1);
+    if (result < 0) return fail(result);
+    state_ = State::handed_over;
+    close_after_ = true;
+    out = {&socket_, body_.take_unread()};
+    return 0;
 }
 
 void Exchange::flush() {
-    connection_.flush();
+    socket_.flush();
 }
 
 } // namespace weft::http

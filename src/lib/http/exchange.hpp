@@ -18,7 +18,12 @@
 //
 // Every call returns 0 or -errno; after an error the connection is closed
 // and later calls fail at once, so a handler may ignore the results.
+//
+// The Exchange writes to the client through a ClientSocket and reads the body
+// through a BodyReader; the Connection that owns both runs the request loop
+// around it and knows nothing of what the handler does between.
 
+#include "http/client_socket.hpp"
 #include "http/request.hpp"
 
 #include <sys/types.h>
@@ -29,14 +34,36 @@
 
 namespace weft::http {
 
-class Connection;
+class BodyReader;
+class Router;
 
 inline constexpr std::uint64_t kUnknownLength = ~std::uint64_t{0};
 
+// The client's connection as a handler takes it over when it switches
+// protocols (Exchange::switch_protocols): the socket, and the bytes the
+// client sent after the request that the server had read already. They come
+// before anything the socket still holds, and stay valid until serve()
+// returns (they are in the connection's buffer).
+//
+// From then on the socket is the handler's alone, for the rest of serve():
+// the Exchange neither sends nor reads, and the Connection neither reads,
+// writes, parks, lingers on, nor closes it. The handler must not close it
+// either (the loop's entry for the fd would go stale; shutdown() is fine):
+// when serve() returns, the Connection writes the access-log line (101) and
+// ends its coroutine with Op::abort, and the loop closes the fd, as it does
+// when the coroutine is destroyed in a wait (a stop past its grace). The
+// coroutine and its stack are the handler's meanwhile: the connection cannot
+// park without one.
+struct HandOver {
+    ClientSocket* socket = nullptr;
+    std::string_view received;
+};
+
 class Exchange {
 public:
-    Exchange(Connection& connection, const Request& request, std::string_view path)
-        : connection_(connection), request_(request), path_(path) {}
+    Exchange(ClientSocket& socket, BodyReader& body, const Router& router, const Request& request,
+             std::string_view path)
+        : socket_(socket), body_(body), router_(router), request_(request), path_(path) {}
     Exchange(const Exchange&) = delete;
     Exchange& operator=(const Exchange&) = delete;
 
@@ -107,11 +134,27 @@ public:
     bool closing() const { return close_after_; }
     std::uint64_t body_bytes_sent() const { return sent_; }
 
-    Connection& connection() { return connection_; }
+    // --- switching protocols (a WebSocket) ---
+    // Answers 101 Switching Protocols, with the fields the handler set and
+    // `Upgrade: protocol` and `Connection: upgrade`, and hands the connection
+    // over into `out` (see HandOver). Only before any response, for an
+    // HTTP/1.1 request whose body is done (none, or read to its end): else
+    // -EALREADY, -EPROTO, -EBUSY, and nothing is sent. Fields that did not
+    // fit (or held CR or LF) answer 500 as for any response: -EMSGSIZE.
+    int switch_protocols(std::string_view protocol, HandOver& out);
+    bool handed_over() const { return state_ == State::handed_over; }
+
+    // --- what else a handler may need of its connection ---
+    // The client's socket, for awaiting it (a hang-up while a backend
+    // answers): its bytes go through the calls above.
+    int client_fd() const { return socket_.fd(); }
+    // The longest a send may wait for the client to take bytes.
+    std::uint32_t send_timeout_ms() const { return socket_.send_timeout_ms(); }
+    // The server's router (a local redirect routes again).
+    const Router& router() const { return router_; }
 
 private:
-    friend class Connection;
-    enum class State : std::uint8_t { fresh, streaming, finished, failed };
+    enum class State : std::uint8_t { fresh, streaming, finished, failed, handed_over };
 
     // With `taken`, the body only as far as the socket takes it now.
     int send_head(std::uint64_t length, std::string_view body, bool more,
@@ -121,7 +164,9 @@ private:
     ssize_t write_now(std::string_view bytes, bool& full);
     int fail(int error);
 
-    Connection& connection_;
+    ClientSocket& socket_;
+    BodyReader& body_;
+    const Router& router_;
     const Request& request_;
     std::string_view path_;
     int status_ = 200;

@@ -60,10 +60,4 @@ struct Request {
     std::string_view header(std::string_view name) const;
 };
 
-// The ASCII vocabulary (util/ascii.hpp) under the http:: names the handlers
-// still call it by.
-using ascii::equals_ignoring_case;
-using ascii::is_whitespace;
-using ascii::trim_whitespace;
-
 } // namespace weft::http

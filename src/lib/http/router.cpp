@@ -1,6 +1,7 @@
 #include "http/router.hpp"
 
 #include "http/request.hpp"
+#include "util/ascii.hpp"
 
 #include <algorithm>
 
@@ -32,7 +33,7 @@ const Router::Site* Router::site_for(std::string_view host) const {
             continue;
         }
         for (const std::string& name : site.hosts)
-            if (equals_ignoring_case(name, host)) return &site;
+            if (ascii::equals_ignoring_case(name, host)) return &site;
     }
     if (fallback) return fallback;
     return sites_.empty() ? nullptr : &sites_.front();

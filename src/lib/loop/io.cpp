@@ -129,6 +129,22 @@ int connect(int fd, const sockaddr* address, socklen_t length) {
     return -error;
 }
 
+const SocketEnds* socket_ends(int fd) {
+    Loop* loop = Loop::current();
+    if (!loop || !loop->table().fits(fd)) return nullptr;
+    SocketEnds& ends = loop->table().ends(fd);
+    if (!ends.known) {
+        socklen_t length = sizeof ends.peer;
+        if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ends.peer), &length) != 0)
+            ends.peer.sin6_family = AF_UNSPEC;
+        length = sizeof ends.local;
+        if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ends.local), &length) != 0)
+            ends.local.sin6_family = AF_UNSPEC;
+        ends.known = true;
+    }
+    return &ends;
+}
+
 int close(int fd) {
     Loop* loop = Loop::current();
     if (loop) return loop->close_fd(fd);

@@ -9,11 +9,18 @@
 // calls fail with -EAGAIN instead of waiting.
 
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+
+namespace weft {
+struct SocketEnds;
+}
 
 namespace weft::io {
 
@@ -39,6 +46,44 @@ int connect(int fd, const sockaddr* address, socklen_t length);
 // (one recv with MSG_PEEK; never waits): a readable socket may only hold
 // bytes.
 bool peer_closed(int fd);
+
+// --- one syscall, never waiting ---
+// recv and send straight through syscall(): libc's wrappers are cancellation
+// points, and switching asynchronous cancellation on and off around each call
+// cost 60 instructions a request. weft never cancels threads. Each gives the
+// bytes moved (0 from recv_now: end of stream), or -errno (-EAGAIN: not now);
+// EINTR is retried. send_now never raises SIGPIPE.
+
+inline ssize_t recv_now(int fd, void* into, std::size_t n) {
+    for (;;) {
+        const ssize_t got = ::syscall(SYS_recvfrom, fd, into, n, 0, nullptr, nullptr);
+        if (got >= 0) return got;
+        if (errno != EINTR) return -errno;
+    }
+}
+
+inline ssize_t send_now(int fd, const void* bytes, std::size_t n) {
+    for (;;) {
+        const ssize_t put = ::syscall(SYS_sendto, fd, bytes, n, MSG_NOSIGNAL, nullptr, 0);
+        if (put >= 0) return put;
+        if (errno != EINTR) return -errno;
+    }
+}
+
+// `flags` as sendmsg's: the caller's MSG_NOSIGNAL (and MSG_MORE).
+inline ssize_t sendmsg_now(int fd, const msghdr* message, int flags) {
+    for (;;) {
+        const ssize_t put = ::syscall(SYS_sendmsg, fd, message, flags);
+        if (put >= 0) return put;
+        if (errno != EINTR) return -errno;
+    }
+}
+
+// The two ends of connection `fd` as the loop noted them at accept
+// (fd_table.hpp), asked of the socket once for one it did not accept (an
+// address it could not learn has family AF_UNSPEC); nullptr outside a loop
+// or for an fd beyond its table.
+const SocketEnds* socket_ends(int fd);
 
 // Closes an fd this coroutine awaited (Loop::close_fd), or any other fd.
 int close(int fd);

@@ -1,6 +1,8 @@
 #include "handlers/fastcgi/params.hpp"
 
-#include "loop/loop.hpp"
+#include "loop/fd_table.hpp"
+#include "loop/io.hpp"
+#include "util/ascii.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -50,21 +52,11 @@ bool contains(std::string_view text, char c) {
 } // namespace
 
 void Endpoints::look_up(int fd) {
-    FdTable& table = Loop::current()->table();
-    if (!table.fits(fd)) return;
-    SocketEnds& ends = table.ends(fd);
-    if (!ends.known) {
-        // Not accepted by a loop (adopted): ask the socket, once.
-        socklen_t length = sizeof ends.peer;
-        if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ends.peer), &length) != 0)
-            ends.peer.sin6_family = AF_UNSPEC;
-        length = sizeof ends.local;
-        if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ends.local), &length) != 0)
-            ends.local.sin6_family = AF_UNSPEC;
-        ends.known = true;
-    }
-    address_text(ends.peer, remote_address, sizeof remote_address, remote_port, sizeof remote_port);
-    address_text(ends.local, server_address, sizeof server_address, server_port,
+    const SocketEnds* ends = io::socket_ends(fd);
+    if (!ends) return;
+    address_text(ends->peer, remote_address, sizeof remote_address, remote_port,
+                 sizeof remote_port);
+    address_text(ends->local, server_address, sizeof server_address, server_port,
                  sizeof server_port);
 }
 
@@ -99,16 +91,16 @@ void write_params(fastcgi::RecordWriter& w, const http::Request& request, const 
     std::string_view values[http::kMaxHeaders];
     for (std::size_t i = 0; i < count; ++i) {
         const std::string_view name = headers[i].name;
-        if (contains(name, '_') || http::equals_ignoring_case(name, "Proxy")) continue;
+        if (contains(name, '_') || ascii::equals_ignoring_case(name, "Proxy")) continue;
         bool seen = false;
         for (std::size_t j = 0; j < i && !seen; ++j)
-            seen = http::equals_ignoring_case(headers[j].name, name);
+            seen = ascii::equals_ignoring_case(headers[j].name, name);
         if (seen) continue;
         std::size_t n = 0;
         values[n++] = headers[i].value;
         for (std::size_t j = i + 1; j < count; ++j)
-            if (http::equals_ignoring_case(headers[j].name, name)) values[n++] = headers[j].value;
-        const bool cookie = http::equals_ignoring_case(name, "Cookie");
+            if (ascii::equals_ignoring_case(headers[j].name, name)) values[n++] = headers[j].value;
+        const bool cookie = ascii::equals_ignoring_case(name, "Cookie");
         w.header_param(name, {values, n}, cookie ? "; " : ", ");
     }
 

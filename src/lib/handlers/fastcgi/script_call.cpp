@@ -2,13 +2,14 @@
 
 #include "event/waker.hpp"
 #include "handlers/fastcgi/request_body.hpp"
-#include "http/connection.hpp"
+#include "http/exchange.hpp"
 #include "http/path.hpp"
+#include "http/router.hpp"
 #include "loop/io.hpp"
 #include "loop/loop.hpp"
+#include "util/ascii.hpp"
 
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,16 +29,6 @@ namespace {
 
 // Local redirects followed for one request before giving up (500).
 constexpr int kMaxLocalRedirects = 8;
-
-// recv and send through syscall(), as the connection does: no
-// cancellation-point toggling around each call.
-ssize_t receive_bytes(int fd, void* into, std::size_t n) {
-    return ::syscall(SYS_recvfrom, fd, into, n, 0, nullptr, nullptr);
-}
-
-ssize_t send_bytes(int fd, const void* bytes, std::size_t n) {
-    return ::syscall(SYS_sendto, fd, bytes, n, MSG_NOSIGNAL, nullptr, 0);
-}
 
 // Whether the loop saw the backend shut its side of a kept connection (PHP-FPM
 // does after END_REQUEST once a child reaches pm.max_requests): the sticky
@@ -60,18 +51,18 @@ bool passes_on(std::string_view name) {
     default:
         return true;
     }
-    return !http::equals_ignoring_case(name, "Content-Length") &&
-           !http::equals_ignoring_case(name, "Transfer-Encoding") &&
-           !http::equals_ignoring_case(name, "Connection") &&
-           !http::equals_ignoring_case(name, "Keep-Alive") &&
-           !(name.size() > 8 && http::equals_ignoring_case(name.substr(0, 8), "X-Accel-"));
+    return !ascii::equals_ignoring_case(name, "Content-Length") &&
+           !ascii::equals_ignoring_case(name, "Transfer-Encoding") &&
+           !ascii::equals_ignoring_case(name, "Connection") &&
+           !ascii::equals_ignoring_case(name, "Keep-Alive") &&
+           !(name.size() > 8 && ascii::equals_ignoring_case(name.substr(0, 8), "X-Accel-"));
 }
 
 } // namespace
 
 ScriptCall::ScriptCall(const FastcgiHandler::State& state, http::Exchange& exchange)
     : state_(state), upstream_(*state.upstream), exchange_(exchange), request_(exchange.request()),
-      client_(*Loop::current(), exchange.connection().fd()), client_watch_(client_),
+      client_(*Loop::current(), exchange.client_fd()), client_watch_(client_),
       document_root_(state.scripts->document_root()) {}
 
 ScriptCall::~ScriptCall() {
@@ -116,14 +107,13 @@ int ScriptCall::wait_backend(std::uint8_t interest) {
 int ScriptCall::flush_to_backend(void* self, const char* bytes, std::size_t size) {
     ScriptCall& p = *static_cast<ScriptCall*>(self);
     while (size) {
-        const ssize_t n = send_bytes(p.backend_->fd(), bytes, size);
+        const ssize_t n = io::send_now(p.backend_->fd(), bytes, size);
         if (n > 0) {
             bytes += n;
             size -= static_cast<std::size_t>(n);
             continue;
         }
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN) return -errno;
+        if (n < 0 && n != -EAGAIN) return static_cast<int>(n);
         if (const int waited = p.wait_backend(kWritable)) return waited;
     }
     return 0;
@@ -172,7 +162,7 @@ void ScriptCall::run(const ScriptTarget& first, std::string_view document_uri) {
         // another handler (a files prefix, a denied one, another
         // application) is the client's to ask for, like any that is no
         // script, or a redirect could run what no request may reach.
-        const http::Router& router = exchange_.connection().server().router;
+        const http::Router& router = exchange_.router();
         const bool ours = router.route(request_.host, *normal) == state_.handler;
         if (ours) {
             redirect_script_.resize(state_.scripts->scratch_size(normal->size()));
@@ -300,15 +290,14 @@ ssize_t ScriptCall::receive() {
     Backend& b = *backend_;
     for (;;) {
         if (!drained_) {
-            const ssize_t n = receive_bytes(b.fd(), b.in, Backend::kInSize);
+            const ssize_t n = io::recv_now(b.fd(), b.in, Backend::kInSize);
             if (n >= 0) {
                 // A short read emptied the socket: what comes next raises a
                 // new edge, so the next call can wait without a read first.
                 drained_ = static_cast<std::size_t>(n) < Backend::kInSize;
                 return n;
             }
-            if (errno == EINTR) continue;
-            if (errno != EAGAIN) return -errno;
+            if (n != -EAGAIN) return n;
         }
         drained_ = false;
         if (const int waited = wait_backend(kReadable)) return waited;
@@ -490,12 +479,12 @@ bool ScriptCall::buffers_response() const {
     const CgiHead& cgi = backend_->cgi;
     for (std::size_t i = 0; i < cgi.field_count(); ++i) {
         const fastcgi::CgiField& field = cgi.fields()[i];
-        if (http::equals_ignoring_case(field.name, "X-Accel-Buffering")) {
-            if (http::equals_ignoring_case(field.value, "no")) return false;
-        } else if (http::equals_ignoring_case(field.name, "Content-Type")) {
+        if (ascii::equals_ignoring_case(field.name, "X-Accel-Buffering")) {
+            if (ascii::equals_ignoring_case(field.value, "no")) return false;
+        } else if (ascii::equals_ignoring_case(field.name, "Content-Type")) {
             constexpr std::string_view kEvents = "text/event-stream";
             if (field.value.size() >= kEvents.size() &&
-                http::equals_ignoring_case(field.value.substr(0, kEvents.size()), kEvents))
+                ascii::equals_ignoring_case(field.value.substr(0, kEvents.size()), kEvents))
                 return false;
         }
     }
@@ -504,7 +493,7 @@ bool ScriptCall::buffers_response() const {
 
 ScriptCall::Outcome ScriptCall::relay(std::string_view first, std::size_t ended) {
     Loop& loop = *Loop::current();
-    const std::uint32_t send_timeout = exchange_.connection().server().options.send_timeout_ms;
+    const std::uint32_t send_timeout = exchange_.send_timeout_ms();
     const std::uint32_t read_timeout = upstream_.options().read_timeout_ms;
     Spool spool(state_.buffers, state_.max_temp_file_size);
     // Try first, wait on EAGAIN: each flag goes down only when its socket
@@ -555,9 +544,8 @@ ScriptCall::Outcome ScriptCall::relay(std::string_view first, std::size_t ended)
         if (room && backend_ready) {
             Backend& b = *backend_;
             const std::size_t want = std::min<std::uint64_t>(Backend::kInSize, spool.room());
-            const ssize_t n = receive_bytes(b.fd(), b.in, want);
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0 && errno == EAGAIN) {
+            const ssize_t n = io::recv_now(b.fd(), b.in, want);
+            if (n == -EAGAIN) {
                 backend_ready = false;
                 continue;
             }

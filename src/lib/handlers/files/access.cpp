@@ -1,6 +1,7 @@
 #include "handlers/files/access.hpp"
 
 #include "http/request.hpp"
+#include "util/ascii.hpp"
 
 #include <cstring>
 
@@ -34,17 +35,12 @@ std::size_t dot_segment_end(std::string_view path) {
 
 namespace {
 
-bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
-    return text.size() >= prefix.size() &&
-           http::equals_ignoring_case(text.substr(0, prefix.size()), prefix);
-}
-
 // A script's source in any guise: .php, .php5, .phps, .php_, .php-, .phpx,
 // .phtml, .phar (and so the names of a copy: x.php.txt, x.php.1).
 bool is_script_extension(std::string_view extension) {
-    return starts_with_ignoring_case(extension, "php") ||
-           http::equals_ignoring_case(extension, "phtml") ||
-           http::equals_ignoring_case(extension, "phar");
+    return ascii::starts_with_ignoring_case(extension, "php") ||
+           ascii::equals_ignoring_case(extension, "phtml") ||
+           ascii::equals_ignoring_case(extension, "phar");
 }
 
 // What editors, merges, deploys and people leave behind, and PHP includes.
@@ -53,7 +49,7 @@ bool is_leftover_extension(std::string_view extension) {
                                                       "rej",    "old",  "tmp",  "temp", "dist",
                                                       "backup", "bk",   "copy", "inc"};
     for (std::string_view e : kLeftovers)
-        if (http::equals_ignoring_case(extension, e)) return true;
+        if (ascii::equals_ignoring_case(extension, e)) return true;
     return false;
 }
 
@@ -65,7 +61,7 @@ bool is_never_served(std::string_view name) {
     // A precompressed twin is what it compresses: x.php.gz is x.php.
     for (std::string_view twin : {".gz", ".br", ".zst"}) {
         if (name.size() > twin.size() &&
-            http::equals_ignoring_case(name.substr(name.size() - twin.size()), twin)) {
+            ascii::equals_ignoring_case(name.substr(name.size() - twin.size()), twin)) {
             name.remove_suffix(twin.size());
             break;
         }

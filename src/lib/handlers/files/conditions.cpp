@@ -1,6 +1,7 @@
 #include "handlers/files/conditions.hpp"
 
 #include "http/date.hpp"
+#include "util/ascii.hpp"
 
 #include <charconv>
 #include <cstdint>
@@ -13,7 +14,7 @@ char* append_hex(char* out, std::uint64_t n) {
     return std::to_chars(out, out + 16, n, 16).ptr;
 }
 
-using http::is_whitespace;
+using ascii::is_whitespace;
 
 // Whether the field name `name` is `lower` (lower-case letters and '-', of
 // the same length) in any case. Field names are tokens, and setting bit 5

@@ -1,12 +1,13 @@
 #include "handlers/files/encoding.hpp"
 
 #include "http/request.hpp"
+#include "util/ascii.hpp"
 
 namespace weft::handlers {
 namespace {
 
-using http::is_whitespace;
-constexpr auto trim = http::trim_whitespace;
+using ascii::is_whitespace;
+constexpr auto trim = ascii::trim_whitespace;
 
 // A qvalue, "0" ["." 0*3DIGIT] or "1" ["." 0*3("0")], in thousandths; -1 if
 // it is not one.
@@ -34,7 +35,7 @@ int weight(std::string_view parameters) {
                                                          : parameters.substr(semicolon + 1);
         const std::size_t equals = parameter.find('=');
         if (equals == std::string_view::npos) continue;
-        if (http::equals_ignoring_case(trim(parameter.substr(0, equals)), "q"))
+        if (ascii::equals_ignoring_case(trim(parameter.substr(0, equals)), "q"))
             q = qvalue(trim(parameter.substr(equals + 1)));
     }
     return q;
@@ -77,10 +78,10 @@ TwinOrder twin_order(std::string_view field) {
         const int q =
             semicolon == std::string_view::npos ? 1000 : weight(element.substr(semicolon + 1));
         if (q < 0) continue;
-        if (http::equals_ignoring_case(coding, "br"))
+        if (ascii::equals_ignoring_case(coding, "br"))
             br = q;
-        else if (http::equals_ignoring_case(coding, "gzip") ||
-                 http::equals_ignoring_case(coding, "x-gzip"))
+        else if (ascii::equals_ignoring_case(coding, "gzip") ||
+                 ascii::equals_ignoring_case(coding, "x-gzip"))
             gzip = q;
         else if (coding == "*")
             any = q;

@@ -1,6 +1,7 @@
 #include "handlers/files/ranges.hpp"
 
 #include "http/request.hpp"
+#include "util/ascii.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -12,8 +13,8 @@ namespace {
 
 constexpr std::uint64_t kNoNumber = ~std::uint64_t{0};
 
-using http::is_whitespace;
-constexpr auto trim = http::trim_whitespace;
+using ascii::is_whitespace;
+constexpr auto trim = ascii::trim_whitespace;
 
 // Decimal digits, saturating at kNoNumber - 1 (a position past any file);
 // kNoNumber when `s` is empty or holds anything else.

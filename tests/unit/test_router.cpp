@@ -1,0 +1,137 @@
+// The Router: the site by Host, then the handler with the longest prefix of
+// the path, matched on segment boundaries.
+
+#include "http/router.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+using namespace weft::http;
+
+namespace {
+
+// A handler known by its site and prefix: "site:prefix".
+class Named : public Handler {
+public:
+    Named(std::string site, std::string prefix) : Handler(prefix), name_(site + ":" + prefix) {}
+    void serve(Exchange&) const override {}
+    std::string describe() const override { return "named"; }
+    const std::string& name() const { return name_; }
+
+private:
+    std::string name_;
+};
+
+Router::Site site(const std::string& name, std::initializer_list<std::string> hosts,
+                  std::initializer_list<std::string> prefixes) {
+    Router::Site s;
+    s.hosts = hosts;
+    for (const std::string& prefix : prefixes)
+        s.handlers.push_back(std::make_unique<Named>(name, prefix));
+    return s;
+}
+
+// The handler's name, or "none".
+std::string route(const Router& router, std::string_view host, std::string_view path) {
+    const Handler* handler = router.route(host, path);
+    return handler ? static_cast<const Named*>(handler)->name() : "none";
+}
+
+} // namespace
+
+TEST_CASE("a prefix matches on segment boundaries, or anything after its own '/'", "[http]") {
+    CHECK(Router::prefix_matches("/static", "/static"));
+    CHECK(Router::prefix_matches("/static", "/static/a.css"));
+    CHECK_FALSE(Router::prefix_matches("/static", "/staticky"));
+    CHECK_FALSE(Router::prefix_matches("/static", "/stat"));
+    CHECK(Router::prefix_matches("/static/", "/static/a.css"));
+    CHECK_FALSE(Router::prefix_matches("/static/", "/static"));
+    CHECK(Router::prefix_matches("/", "/anything/at/all"));
+    CHECK(Router::prefix_matches("/a.php", "/a.php"));
+    CHECK_FALSE(Router::prefix_matches("/a.php", "/a.phps"));
+}
+
+TEST_CASE("the longest matching prefix wins, whatever order the handlers came in", "[http]") {
+    Router router;
+    router.add_site(site("s", {}, {"/", "/static", "/static/img/", "/api", "/static/img/big"}));
+    // path, then the handler that serves it
+    const std::pair<std::string_view, std::string_view> cases[] = {
+        {"/", "s:/"},
+        {"/index.html", "s:/"},
+        {"/staticky", "s:/"},
+        {"/static", "s:/static"},
+        {"/static/a.css", "s:/static"},
+        {"/static/img", "s:/static"},
+        {"/static/img/a.png", "s:/static/img/"},
+        {"/static/img/big", "s:/static/img/big"},
+        {"/static/img/big/1.png", "s:/static/img/big"},
+        {"/static/img/bigger.png", "s:/static/img/"},
+        {"/api/v1", "s:/api"},
+    };
+    for (const auto& [path, handler] : cases) {
+        INFO(path);
+        CHECK(route(router, "x", path) == handler);
+    }
+}
+
+TEST_CASE("a path no prefix matches has no handler", "[http]") {
+    Router router;
+    router.add_site(site("s", {}, {"/app", "/static/"}));
+    CHECK(route(router, "x", "/app/run") == "s:/app");
+    CHECK(route(router, "x", "/other") == "none");
+    CHECK(route(router, "x", "/static") == "none");
+    CHECK(route(router, "x", "/") == "none");
+}
+
+TEST_CASE("the site is chosen by Host, case-insensitively and without the port", "[http]") {
+    Router router;
+    router.add_site(site("a", {"example.com", "www.example.com"}, {"/"}));
+    router.add_site(site("default", {}, {"/"}));
+    router.add_site(site("b", {"other.org", "[::1]"}, {"/", "/b"}));
+    // Host, path, then the handler that serves them
+    const std::tuple<std::string_view, std::string_view, std::string_view> cases[] = {
+        {"example.com", "/x", "a:/"},      {"WWW.Example.COM", "/x", "a:/"},
+        {"example.com:8080", "/x", "a:/"}, {"other.org", "/b/c", "b:/b"},
+        {"[::1]:8080", "/b", "b:/b"},      {"[::1]", "/b", "b:/b"},
+        {"example.co", "/x", "default:/"}, {"sub.example.com", "/x", "default:/"},
+        {"", "/x", "default:/"},
+    };
+    for (const auto& [host, path, handler] : cases) {
+        INFO(host << " " << path);
+        CHECK(route(router, host, path) == handler);
+    }
+}
+
+TEST_CASE("a Host no site names goes to the first site naming none, else to the first site",
+          "[http]") {
+    SECTION("the first site without hosts is the default, wherever it is") {
+        Router router;
+        router.add_site(site("a", {"a.test"}, {"/"}));
+        router.add_site(site("first", {}, {"/"}));
+        router.add_site(site("second", {}, {"/"}));
+        CHECK(route(router, "b.test", "/") == "first:/");
+        CHECK(route(router, "a.test", "/") == "a:/");
+    }
+    SECTION("with every site named, the first") {
+        Router router;
+        router.add_site(site("a", {"a.test"}, {"/"}));
+        router.add_site(site("b", {"b.test"}, {"/"}));
+        CHECK(route(router, "c.test", "/") == "a:/");
+        CHECK(route(router, "b.test", "/") == "b:/");
+    }
+    SECTION("a single site serves every Host") {
+        Router router;
+        router.add_site(site("a", {"a.test"}, {"/"}));
+        CHECK(route(router, "c.test", "/") == "a:/");
+    }
+    SECTION("no site: no handler") {
+        Router router;
+        CHECK(route(router, "a.test", "/") == "none");
+    }
+}
