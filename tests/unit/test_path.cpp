@@ -137,3 +137,15 @@ TEST_CASE("paths: a normal one is handed back as it is, any other is rewritten",
         CHECK(normalized(raw) == std::string(raw));
     }
 }
+
+TEST_CASE("append_percent_encoded keeps unreserved bytes (and slashes when asked)", "[path]") {
+    std::string encoded;
+    append_percent_encoded(encoded, "/a b/c~d_e.f-g/", true);
+    CHECK(encoded == "/a%20b/c~d_e.f-g/");
+    encoded.clear();
+    append_percent_encoded(encoded, "/a\r\n", false);
+    CHECK(encoded == "%2Fa%0D%0A");
+    encoded.clear();
+    append_percent_encoded(encoded, "\\evil:%\xff", true);
+    CHECK(encoded == "%5Cevil%3A%25%FF");
+}

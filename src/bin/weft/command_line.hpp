@@ -1,5 +1,5 @@
 #pragma once
-// weft's command line (DESIGN.md §8):
+// weft's command line:
 //   weft                                   serve the current directory on 127.0.0.1:8080
 //   weft -c FILE                           run a configuration
 //   weft -t [-c FILE]                      check it and exit

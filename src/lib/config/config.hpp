@@ -1,6 +1,6 @@
 #pragma once
 // The configuration as the server reads it: plain values, resolved at load
-// time (DESIGN.md §7). Nothing downstream parses strings.
+// time (docs/architecture.md, "Configuration"). Nothing downstream parses strings.
 
 #include "util/address.hpp"
 

@@ -1,7 +1,7 @@
 #include "handlers/redirect.hpp"
 
-#include "handlers/files/listing.hpp"
 #include "http/exchange.hpp"
+#include "http/path.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -12,7 +12,7 @@ void redirect_to_directory(http::Exchange& exchange, std::string_view path) {
     const std::string_view query = exchange.request().query;
     std::string location;
     location.reserve(3 * path.size() + query.size() + 2);
-    append_percent_encoded(location, path, true);
+    http::append_percent_encoded(location, path, true);
     location += '/';
     if (!query.empty()) {
         location += '?';

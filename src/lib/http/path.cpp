@@ -136,4 +136,19 @@ std::optional<std::string_view> normalize_path(std::string_view raw, char* out) 
     return rewrite(raw, out);
 }
 
+void append_percent_encoded(std::string& out, std::string_view text, bool keep_slashes) {
+    static constexpr ascii::ByteSet kUnreserved = ascii::ByteSet::alphanumeric_and("-._~");
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    for (const char c : text) {
+        if (kUnreserved.contains(c) || (keep_slashes && c == '/')) {
+            out += c;
+            continue;
+        }
+        const auto byte = static_cast<unsigned char>(c);
+        out += '%';
+        out += kHex[byte >> 4];
+        out += kHex[byte & 15];
+    }
+}
+
 } // namespace weft::http

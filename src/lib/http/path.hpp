@@ -4,6 +4,7 @@
 // segments.
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace weft::http {
@@ -18,5 +19,10 @@ namespace weft::http {
 // hex digits, the path holds a NUL (raw or encoded), or ".." would climb above
 // the root.
 std::optional<std::string_view> normalize_path(std::string_view raw, char* out);
+
+// The other way: appends `text` percent-encoded for a URL path, all but
+// unreserved characters (and '/' when `keep_slashes`), so a name can be
+// neither read as a scheme ("a:b") nor break out of an attribute or a field.
+void append_percent_encoded(std::string& out, std::string_view text, bool keep_slashes);
 
 } // namespace weft::http

@@ -1,5 +1,5 @@
 #pragma once
-// The `fastcgi` handler: a PHP application behind PHP-FPM (DESIGN.md §6-7).
+// The `fastcgi` handler: a PHP application behind PHP-FPM.
 //
 // For each request it decides the script itself (scripts.hpp),
 // serves static files and directories through a `files` handler of its own

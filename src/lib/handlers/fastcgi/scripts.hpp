@@ -1,6 +1,6 @@
 #pragma once
 // Which script a request path runs, decided by weft before PHP sees anything
-// (the `fastcgi` handler, DESIGN.md §7).
+// (the `fastcgi` handler).
 //
 // The path is split after the first segment that names an existing regular
 // file with a listed extension: /app.php/user/7 runs /app.php with PATH_INFO

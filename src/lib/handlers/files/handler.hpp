@@ -1,5 +1,5 @@
 #pragma once
-// The `files` handler: static files under a document root (DESIGN.md §7).
+// The `files` handler: static files under a document root.
 
 #include "config/config.hpp"
 #include "handlers/build.hpp"

@@ -1,5 +1,7 @@
 #include "handlers/files/listing.hpp"
 
+#include "http/path.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,11 +13,6 @@
 
 namespace weft::handlers {
 namespace {
-
-bool is_unreserved(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-           c == '.' || c == '_' || c == '~';
-}
 
 void append_number(std::string& out, std::uint64_t n) {
     char digits[20];
@@ -94,20 +91,6 @@ void append_html_escaped(std::string& out, std::string_view text) {
     }
 }
 
-void append_percent_encoded(std::string& out, std::string_view text, bool keep_slashes) {
-    static constexpr char kHex[] = "0123456789ABCDEF";
-    for (const char c : text) {
-        if (is_unreserved(c) || (keep_slashes && c == '/')) {
-            out += c;
-            continue;
-        }
-        const auto byte = static_cast<unsigned char>(c);
-        out += '%';
-        out += kHex[byte >> 4];
-        out += kHex[byte & 15];
-    }
-}
-
 std::string render_listing(std::string_view url_path, const std::vector<ListingEntry>& entries) {
     std::string page;
     page.reserve(512 + entries.size() * 160);
@@ -122,7 +105,7 @@ std::string render_listing(std::string_view url_path, const std::vector<ListingE
         // Relative hrefs, with every reserved character encoded: a name
         // can only ever point at itself.
         page += "<tr><td><a href=\"";
-        append_percent_encoded(page, e.name, false);
+        http::append_percent_encoded(page, e.name, false);
         if (directory) page += '/';
         page += "\">";
         append_html_escaped(page, e.name);

@@ -28,9 +28,5 @@ std::string render_listing(std::string_view url_path, const std::vector<ListingE
 
 // Appends `text` escaped for HTML text and attribute values.
 void append_html_escaped(std::string& out, std::string_view text);
-// Appends `text` percent-encoded for a URL path: all but unreserved
-// characters (and '/' when `keep_slashes`), so a name can be neither read as
-// a scheme ("a:b") nor break out of its attribute.
-void append_percent_encoded(std::string& out, std::string_view text, bool keep_slashes);
 
 } // namespace weft::handlers
