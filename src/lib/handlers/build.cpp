@@ -38,7 +38,9 @@ fastcgi::UpstreamOptions upstream_options(const config::Upstream& upstream) {
     options.connect_timeout_ms = to_ms(upstream.connect_timeout);
     options.read_timeout_ms = to_ms(upstream.read_timeout);
     options.queue_timeout_ms = to_ms(upstream.queue_timeout);
-    options.keepalive_timeout_ms = to_ms(upstream.keepalive_timeout);
+    // 0 is "never" (no timer), not the 1 ms a clamp would make it.
+    options.keepalive_timeout_ms =
+        upstream.keepalive_timeout.count() == 0 ? 0 : to_ms(upstream.keepalive_timeout);
     return options;
 }
 
