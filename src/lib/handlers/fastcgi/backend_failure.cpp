@@ -37,6 +37,15 @@ constexpr Row kRows[] = {
     {BackendStep::read, Cause::failed, 502, "reading from the backend failed", true},
 };
 
+constexpr bool has_failed_row(BackendStep step) {
+    for (const Row& row : kRows)
+        if (row.step == step && row.cause == Cause::failed) return true;
+    return false;
+}
+// answer() falls back on them.
+static_assert(has_failed_row(BackendStep::connect) && has_failed_row(BackendStep::send) &&
+              has_failed_row(BackendStep::read));
+
 BackendFailure answer(BackendStep step, Cause cause, int error) {
     if (cause == Cause::client_gone) return {0, nullptr, 0};
     const Row* failed = nullptr;
