@@ -184,6 +184,9 @@ TEST_CASE("schema errors name file, line, column and what was expected", "[confi
           "test.conf:1:1: unknown section 'server' in the top level (expected upstream or site)");
     CHECK(failure("site {\n  files static {\n  }\n}\n") ==
           "test.conf:2:9: expected a path prefix starting with '/', after 'files'");
+    // A prefix is one word: two are likelier a typo than a path with a space.
+    CHECK(failure("site {\n  files / /b {\n  }\n}\n") ==
+          "test.conf:2:9: expected one path prefix after 'files', not '/ /b'");
     CHECK(failure("site {\n  files /s {\n    listing = maybe\n  }\n}\n") ==
           "test.conf:3:15: expected on or off (or true/false, yes/no), not 'maybe'");
     CHECK(failure("site {\n  proxy / {\n  }\n}\n") ==

@@ -141,6 +141,9 @@ public:
         if (prefix.empty() || prefix[0] != '/')
             return fail_value(at,
                               "expected a path prefix starting with '/', after '" + at.s.key + "'");
+        if (prefix.find_first_of(" \t") != std::string::npos)
+            return fail_value(at, "expected one path prefix after '" + at.s.key + "', not '" +
+                                      prefix + "'");
         return true;
     }
 
