@@ -184,6 +184,10 @@ TEST_CASE("schema errors name file, line, column and what was expected", "[confi
           "test.conf:1:1: unknown section 'server' in the top level (expected upstream or site)");
     CHECK(failure("site {\n  files static {\n  }\n}\n") ==
           "test.conf:2:9: expected a path prefix starting with '/', after 'files'");
+    CHECK(failure("site {\n}\nsite {\n}\n") ==
+          "test.conf:3:1: a second site without 'host': only the first one is ever used");
+    CHECK(failure("site {\n  host = a.example b.example\n}\nsite {\n  host = B.example\n}\n") ==
+          "test.conf:4:1: host 'B.example' is named by an earlier site too");
     // A prefix is one word: two are likelier a typo than a path with a space.
     CHECK(failure("site {\n  files / /b {\n  }\n}\n") ==
           "test.conf:2:9: expected one path prefix after 'files', not '/ /b'");

@@ -1,6 +1,7 @@
 #include "config/parser.hpp"
 
 #include "config/values.hpp"
+#include "util/ascii.hpp"
 
 #include <sys/stat.h>
 
@@ -473,6 +474,17 @@ bool top_section(Parser& p, Config& c, const Located& open) {
         Site site;
         if (!p.block(site, kSiteKeys, "a site", site_section, handler_names().c_str()))
             return false;
+        // A site another one shadows would never see a request.
+        for (const Site& earlier : c.sites) {
+            if (site.hosts.empty() && earlier.hosts.empty())
+                return p.fail(open, open.s.key_column,
+                              "a second site without 'host': only the first one is ever used");
+            for (const std::string& host : site.hosts)
+                for (const std::string& taken : earlier.hosts)
+                    if (ascii::equals_ignoring_case(host, taken))
+                        return p.fail(open, open.s.key_column,
+                                      "host '" + host + "' is named by an earlier site too");
+        }
         c.sites.push_back(std::move(site));
         return true;
     }
