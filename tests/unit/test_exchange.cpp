@@ -380,3 +380,32 @@ TEST_CASE("a handler that switches protocols owns the socket until it returns, t
     CHECK(fcntl(fd[0], F_GETFD) == -1);
     CHECK(errno == EBADF);
 }
+
+TEST_CASE("a protocol switch hands over every byte after the request, empty lines too", "[http]") {
+    // CRLFs after a request are no next request, but after a 101 they are
+    // the new protocol's: none may be dropped.
+    HandOver taken;
+    int result = -1;
+    std::string received;
+    SECTION("after a head") {
+        Wire wire("GET /chat HTTP/1.1\r\nHost: x\r\nUpgrade: echo\r\n\r\n\r\n\r\nframe");
+        wire.exchange([&](Exchange& e) {
+            result = e.switch_protocols("echo", taken);
+            received = taken.received;
+        });
+        CHECK(received == "\r\n\r\nframe");
+    }
+    SECTION("after a chunked body read to its end") {
+        Wire wire("POST /chat HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                  "Upgrade: echo\r\n\r\n3\r\nabc\r\n0\r\n\r\n\r\nframe");
+        wire.exchange([&](Exchange& e) {
+            char body[16];
+            while (e.read_body(body, sizeof body) > 0) {
+            }
+            result = e.switch_protocols("echo", taken);
+            received = taken.received;
+        });
+        CHECK(received == "\r\nframe");
+    }
+    CHECK(result == 0);
+}

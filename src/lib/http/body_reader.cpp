@@ -58,6 +58,7 @@ ssize_t BodyReader::read_chunked(char* into, std::size_t n) {
             continue;
         case ChunkedDecoder::Status::done:
             done_ = true;
+            chunked_end_ = in_.pos;
             ended();
             return 0;
         case ChunkedDecoder::Status::error:

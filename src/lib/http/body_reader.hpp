@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <string_view>
 
 namespace weft::http {
 
@@ -74,11 +75,15 @@ public:
         return !done_ && request_->expect_continue && !continue_sent_ && in_.pos == in_.end;
     }
     // Bytes received past the request, now the caller's (a protocol switch):
-    // nothing else will read them.
+    // nothing else will read them. From where the request ended: the empty
+    // lines ended() stepped over are no request, but they are bytes of the
+    // new protocol.
     std::string_view take_unread() {
-        const std::string_view unread = in_.unread();
+        const std::size_t from = !request_->has_body() ? base_
+                                 : request_->chunked   ? chunked_end_
+                                                       : in_.pos;
         in_.pos = in_.end;
-        return unread;
+        return {in_.bytes + from, in_.end - from};
     }
 
 private:
@@ -99,8 +104,9 @@ private:
     // store here is one more per request. The decoder is constructed only
     // for a chunked body.
     const Request* request_;
-    std::size_t base_;   // where body bytes are read in: after the head
-    std::uint64_t left_; // Content-Length bytes not yet read
+    std::size_t base_;        // where body bytes are read in: after the head
+    std::size_t chunked_end_; // where a chunked body ended, before any empty lines
+    std::uint64_t left_;      // Content-Length bytes not yet read
     bool done_ = true;
     bool continue_sent_; // or no longer to be sent: the body was asked for
     int error_;

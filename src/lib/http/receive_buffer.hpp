@@ -6,7 +6,6 @@
 // request is done; body bytes are read in after it.
 
 #include <cstddef>
-#include <string_view>
 
 namespace weft::http {
 
@@ -18,7 +17,6 @@ struct ReceiveBuffer {
     std::size_t end = 0;
     char bytes[kSize];
 
-    std::string_view unread() const { return {bytes + pos, end - pos}; }
     // Where the empty lines (CRLFs) buffered from `at` end.
     std::size_t past_empty_lines(std::size_t at) const {
         while (end - at >= 2 && bytes[at] == '\r' && bytes[at + 1] == '\n') at += 2;
