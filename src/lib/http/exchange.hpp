@@ -54,6 +54,12 @@ inline constexpr std::uint64_t kUnknownLength = ~std::uint64_t{0};
 // when the coroutine is destroyed in a wait (a stop past its grace). The
 // coroutine and its stack are the handler's meanwhile: the connection cannot
 // park without one.
+//
+// The socket is edge-triggered: read it (ClientSocket::receive, which knows
+// when the last read emptied it) before waiting on it, or bytes already
+// there raise no new edge. The close does not linger: a protocol whose peer
+// may still be sending ends its own way first (a WebSocket's close
+// handshake), or its last bytes can be lost to a reset.
 struct HandOver {
     ClientSocket* socket = nullptr;
     std::string_view received;
