@@ -101,6 +101,7 @@ site {
         extensions = .php
         index = index.php
         static = on
+        precompressed = on
         fallback = /index.php
         deny = /data /conf
         request_buffering = off
@@ -139,6 +140,7 @@ site {
     const auto& php = std::get<FastcgiHandler>(site.handlers[3]);
     CHECK((php.upstream == "php" && php.root == "/usr/share/app"));
     CHECK(php.deny == std::vector<std::string>{"/data", "/conf"});
+    CHECK(php.precompressed);
     CHECK((!php.request_buffering && php.buffers == 128u << 10 && php.max_temp_file_size == 0));
     CHECK(php.params ==
           std::vector<std::pair<std::string, std::string>>{{"APP_ENV", "production"}});

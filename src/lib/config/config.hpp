@@ -77,6 +77,8 @@ struct FastcgiHandler {
     std::string fallback;
     std::vector<std::string> deny;
     bool follow_symlinks = false; // as the files handler's
+    // Static files' .br/.gz twins, as the files handler's (scripts never).
+    bool precompressed = false;
     std::vector<std::pair<std::string, std::string>> params;
     // A request body is read whole before a backend is taken (off: streamed
     // to it as it arrives, holding a PHP worker for as long as it takes).

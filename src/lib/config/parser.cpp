@@ -304,6 +304,7 @@ const Key<FastcgiHandler> kFastcgiKeys[] = {
     {"fallback", field<FastcgiHandler, &FastcgiHandler::fallback, &Parser::one_path>},
     {"deny", field<FastcgiHandler, &FastcgiHandler::deny, &Parser::words>},
     {"follow_symlinks", field<FastcgiHandler, &FastcgiHandler::follow_symlinks, &Parser::boolean>},
+    {"precompressed", field<FastcgiHandler, &FastcgiHandler::precompressed, &Parser::boolean>},
     {"request_buffering",
      field<FastcgiHandler, &FastcgiHandler::request_buffering, &Parser::boolean>},
     {"buffers", field<FastcgiHandler, &FastcgiHandler::buffers, &Parser::size>},

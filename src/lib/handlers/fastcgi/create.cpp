@@ -60,6 +60,7 @@ std::unique_ptr<http::Handler> create(const config::FastcgiHandler& config,
         if (files.index.empty()) files.index.push_back("index.html");
         files.deny = config.deny;
         files.follow_symlinks = config.follow_symlinks;
+        files.precompressed = config.precompressed;
         state->files = create(files, context, error);
         if (!state->files) return nullptr;
     }
