@@ -76,12 +76,13 @@ ssize_t ClientSocket::send_now(const iovec* iov, int count) {
     return n == -EAGAIN ? 0 : n;
 }
 
-int ClientSocket::send_file(int file, off_t offset, std::uint64_t length) {
+int ClientSocket::send_file(int file, off_t offset, std::uint64_t length, std::uint64_t& sent) {
     while (length) {
         const std::size_t chunk = std::min<std::uint64_t>(length, 1u << 30);
         const ssize_t n = ::sendfile(fd_, file, &offset, chunk);
         if (n > 0) {
             length -= static_cast<std::uint64_t>(n);
+            sent += static_cast<std::uint64_t>(n);
             continue;
         }
         if (n == 0) return -EIO; // the file shrank under us

@@ -41,8 +41,9 @@ public:
     // sent (0: it is full), or -errno. Corked while pipelined.
     ssize_t send_now(const iovec* iov, int count);
     // `length` bytes of `file` from `offset`; 0 or -errno (-EIO when the
-    // file ended early).
-    int send_file(int file, off_t offset, std::uint64_t length);
+    // file ended early). Each byte that goes is counted into `sent`, so a
+    // failure leaves there how far it got (the access log's byte count).
+    int send_file(int file, off_t offset, std::uint64_t length, std::uint64_t& sent);
     // Pushes out what waits corked.
     void flush();
     // Bytes of a next request wait behind the current one: its answer goes

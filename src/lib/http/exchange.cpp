@@ -237,9 +237,8 @@ int Exchange::send_file(int fd, off_t offset, std::uint64_t length) {
     int result = send_head(length, {}, body);
     if (result < 0 || state_ != State::streaming) return result;
     if (body) {
-        result = socket_.send_file(fd, offset, length);
+        result = socket_.send_file(fd, offset, length, sent_);
         if (result < 0) return fail(result);
-        sent_ = length;
     }
     state_ = State::finished;
     return 0;
@@ -372,16 +371,15 @@ int Exchange::write_file(int fd, off_t offset, std::uint64_t length) {
         p = put(p, "\r\n");
         iovec iov{size_line, static_cast<std::size_t>(p - size_line)};
         int result = socket_.send(&iov, 1, true);
-        if (result == 0) result = socket_.send_file(fd, offset, length);
+        if (result == 0) result = socket_.send_file(fd, offset, length, sent_);
         iovec end{const_cast<char*>("\r\n"), 2};
         if (result == 0) result = socket_.send(&end, 1, true);
         if (result < 0) return fail(result);
     } else {
         if (length_ != kUnknownLength && length > length_ - sent_) return fail(-EINVAL);
-        const int result = socket_.send_file(fd, offset, length);
+        const int result = socket_.send_file(fd, offset, length, sent_);
         if (result < 0) return fail(result);
     }
-    sent_ += length;
     return 0;
 }
 
