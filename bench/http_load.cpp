@@ -271,24 +271,30 @@ private:
     long reconnects_ = 0;
 };
 
+// Reads one whole response to the one request sent on `fd`; fails with
+// `closed` if the server closes first, and on any byte after the response.
+void read_response(int fd, const char* closed) {
+    static char buffer[256 * 1024];
+    ResponseReader reader;
+    for (auto step = ResponseReader::Step::more; step == ResponseReader::Step::more;) {
+        const ssize_t r = recv(fd, buffer, sizeof buffer, 0);
+        if (r <= 0) fail(closed);
+        std::size_t used = 0;
+        step = reader.feed(buffer, std::size_t(r), used);
+        if (used < std::size_t(r)) fail("bytes after a complete response");
+    }
+}
+
 // --- K idle connections ---------------------------------------------------------
 
 void hold_idle(const Settings& s, const std::string& request) {
     alarm(unsigned(s.timeout)); // the bound on the whole run, holding included
     std::vector<int> fds;
     fds.reserve(std::size_t(s.idle));
-    static char buffer[256 * 1024];
     for (long i = 0; i < s.idle; ++i) {
         const int fd = connect_to(s.port);
         send_request(fd, request);
-        ResponseReader reader;
-        for (auto step = ResponseReader::Step::more; step == ResponseReader::Step::more;) {
-            const ssize_t r = recv(fd, buffer, sizeof buffer, 0);
-            if (r <= 0) fail("the server closed an idle connection before its response");
-            std::size_t used = 0;
-            step = reader.feed(buffer, std::size_t(r), used);
-            if (used < std::size_t(r)) fail("bytes after a complete response");
-        }
+        read_response(fd, "the server closed an idle connection before its response");
         fds.push_back(fd);
     }
     std::printf("idle %ld\n", s.idle);
@@ -318,16 +324,9 @@ void hold_partial(const Settings& s) {
     std::fflush(stdout);
     char line[64];
     if (!std::fgets(line, sizeof line, stdin)) fail("stdin closed during --partial");
-    static char buffer[64 * 1024];
     for (const int fd : fds) {
         send_request(fd, rest);
-        ResponseReader reader;
-        for (auto step = ResponseReader::Step::more; step == ResponseReader::Step::more;) {
-            const ssize_t r = recv(fd, buffer, sizeof buffer, 0);
-            if (r <= 0) fail("the server closed a connection before answering its head");
-            std::size_t used = 0;
-            step = reader.feed(buffer, std::size_t(r), used);
-        }
+        read_response(fd, "the server closed a connection before answering its head");
         close(fd);
     }
     std::printf("answered %ld\n", s.partial);

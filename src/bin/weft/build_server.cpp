@@ -2,9 +2,6 @@
 
 #include "handlers/build.hpp"
 
-#include <algorithm>
-#include <cctype>
-
 namespace weft {
 
 std::unique_ptr<BuiltServer> build_server(const config::Config& config, std::string& error,
@@ -18,11 +15,7 @@ std::unique_ptr<BuiltServer> build_server(const config::Config& config, std::str
         const handlers::BuildContext context{config, site, built->upstreams,
                                              purpose == Build::serving};
         http::Router::Site routed;
-        for (std::string host : site.hosts) {
-            std::transform(host.begin(), host.end(), host.begin(),
-                           [](unsigned char c) { return std::tolower(c); });
-            routed.hosts.push_back(std::move(host));
-        }
+        routed.hosts = site.hosts;
         for (const config::Handler& h : site.handlers) {
             std::unique_ptr<http::Handler> handler = handlers::build_handler(h, context, error);
             if (!handler) return nullptr;

@@ -20,7 +20,7 @@ namespace weft::http {
 class Router {
 public:
     struct Site {
-        std::vector<std::string> hosts; // lower case; empty: the default site
+        std::vector<std::string> hosts; // any case; empty: the default site
         std::vector<std::unique_ptr<Handler>> handlers;
     };
 
