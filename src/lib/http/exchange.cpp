@@ -175,10 +175,8 @@ int Exchange::send_head(std::uint64_t length, std::string_view body, bool more,
         p = put_number(p, length);
         p = put(p, "\r\n");
     }
-    const std::size_t lead_size = static_cast<std::size_t>(p - lead);
-    char* const start = head_ + kLeadRoom - lead_size;
-    std::memcpy(start, lead, lead_size);
-    char* tail = head_ + kLeadRoom + head_size_;
+    char* const start = place_lead(lead, p);
+    char* tail = fields_end();
     if (close_after_) {
         tail = put(tail, "Connection: close\r\n");
     } else if (request_.minor == 0) {
@@ -418,10 +416,8 @@ int Exchange::switch_protocols(std::string_view protocol, HandOver& out) {
     }
     status_ = 101;
     char lead[kLeadRoom];
-    const auto lead_size = static_cast<std::size_t>(put_head_start(lead, status_) - lead);
-    char* const start = head_ + kLeadRoom - lead_size;
-    std::memcpy(start, lead, lead_size);
-    char* const tail = put(head_ + kLeadRoom + head_size_, "Connection: upgrade\r\n\r\n");
+    char* const start = place_lead(lead, put_head_start(lead, status_));
+    char* const tail = put(fields_end(), "Connection: upgrade\r\n\r\n");
     // The handler's bytes go out as it sends them; this send, not corked,
     // pushes out whatever earlier answers left corked.
     socket_.set_pipelined(false);

@@ -30,6 +30,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace weft::http {
@@ -168,6 +169,16 @@ private:
     // write_some()'s round: the rest of the chunk under way (or a new one
     // of all of `bytes`), until done or `full`.
     ssize_t write_now(std::string_view bytes, bool& full);
+    // The head's lead [lead, end) (status line, Server, Date, framing), put
+    // right before the handler's fields: where the head starts.
+    char* place_lead(const char* lead, const char* end) {
+        const auto size = static_cast<std::size_t>(end - lead);
+        char* const start = head_ + kLeadRoom - size;
+        std::memcpy(start, lead, size);
+        return start;
+    }
+    // Right after the handler's fields: where Connection and the blank line go.
+    char* fields_end() { return head_ + kLeadRoom + head_size_; }
     int fail(int error);
 
     ClientSocket& socket_;
