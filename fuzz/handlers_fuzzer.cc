@@ -177,7 +177,8 @@ void write_file(const fs::path& path, std::string_view content) {
 
 // The document root: scripts, a directory with an index script and one
 // without, a deep one with a long path (~300 bytes), static files with a
-// precompressed twin, dotfiles, symlinks inside and out.
+// precompressed twin (under `files` and `fastcgi`; a script's too), dotfiles,
+// symlinks inside and out.
 void plant_tree(const fs::path& dir) {
     const fs::path www = dir / "www";
     for (const char* script :
@@ -196,8 +197,14 @@ void plant_tree(const fs::path& dir) {
     for (int i = 0; big.size() < 20'000; ++i) big += "line " + std::to_string(i) + "\n";
     write_file(www / "static/big.txt", big);
     write_file(www / "static/a.txt", "static text\n");
-    write_file(www / "static/a.txt.gz", std::string("\x1f\x8b\x08\0\0\0\0\0", 8));
+    const std::string gzip_magic("\x1f\x8b\x08\0\0\0\0\0", 8);
+    write_file(www / "static/a.txt.gz", gzip_magic);
     write_file(www / "static/sub/b.css", "b { }\n");
+    // Twins under `fastcgi /` (precompressed = on): a static file's is
+    // served, a script's never.
+    write_file(www / "page.html.gz", gzip_magic);
+    write_file(www / "dir/file.txt.br", "br");
+    write_file(www / "app.php.gz", gzip_magic);
     write_file(www / "static/.secret", "a dotfile\n");
     write_file(www / "static/deny/x.txt", "denied\n");
     fs::path deep = www / "long";
@@ -265,6 +272,7 @@ site {
     }
     fastcgi / {
         upstream = php
+        precompressed = on
     }
     response /health {
         body = ok
