@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 namespace weft::fastcgi {
 
@@ -26,6 +27,24 @@ void wake_up(const Ref<TriggerEvent>& wake) {
         wake->fire_here();
     else
         wake->fire();
+}
+
+// Every Upstream alive: a stall closes the idle connections of the others
+// that share a server too (two upstreams, or two `pass =`, on one php-fpm
+// pool): theirs hold its children as much as its own do.
+struct Registry {
+    std::mutex mutex;
+    std::vector<Upstream*> upstreams;
+};
+
+Registry& registry() {
+    static Registry r;
+    return r;
+}
+
+bool same_address(const Address& a, const Address& b) {
+    return a.length() == b.length() &&
+           std::memcmp(a.sockaddr_ptr(), b.sockaddr_ptr(), a.length()) == 0;
 }
 
 } // namespace
@@ -81,9 +100,17 @@ Upstream::Upstream(UpstreamOptions options)
     : options_(std::move(options)),
       down_until_(new std::atomic<std::uint64_t>[options_.servers.size()]) {
     for (std::size_t i = 0; i < options_.servers.size(); ++i) down_until_[i] = 0;
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.upstreams.push_back(this);
 }
 
 Upstream::~Upstream() {
+    {
+        Registry& r = registry();
+        std::lock_guard lock(r.mutex);
+        std::erase(r.upstreams, this);
+    }
     // Every loop has ended: their epolls are gone, only the fds are left.
     while (Backend* b = idle_) {
         unlink_idle(b);
@@ -232,20 +259,49 @@ void Upstream::stall(Backend* backend) {
         std::lock_guard lock(mutex_);
         if (!backend->stalled_) ++stalled_;
         backend->stalled_ = true;
-        idle = idle_;
+        idle = take_idle();
         // Nothing idle under a lasting load: the next connection to free up
         // is closed for the backlog instead of handed on.
         if (!idle && claim_tick && claims_ < stalled_) ++claims_;
-        for (Backend* b = idle; b; b = b->next_) b->idle_ = false;
-        idle_ = nullptr;
-        idle_count_ = 0;
     }
+    close_each(idle);
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    for (Upstream* other : r.upstreams)
+        if (other != this && shares_a_server(*other)) other->close_idle();
+}
+
+Backend* Upstream::take_idle() {
+    Backend* idle = idle_;
+    for (Backend* b = idle; b; b = b->next_) b->idle_ = false;
+    idle_ = nullptr;
+    idle_count_ = 0;
+    return idle;
+}
+
+void Upstream::close_each(Backend* idle) {
     // Out of the list: only the posted close touches them from here.
     while (Backend* b = idle) {
         idle = b->next_;
         b->prev_ = b->next_ = nullptr;
         ask_loop_to_close(b);
     }
+}
+
+void Upstream::close_idle() {
+    Backend* idle = nullptr;
+    {
+        std::lock_guard lock(mutex_);
+        idle = take_idle();
+    }
+    close_each(idle);
+}
+
+bool Upstream::shares_a_server(const Upstream& other) const {
+    for (const Address& a : options_.servers)
+        for (const Address& b : other.options_.servers)
+            if (same_address(a, b)) return true;
+    return false;
 }
 
 void Upstream::expire(Backend* backend) {

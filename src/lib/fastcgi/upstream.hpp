@@ -247,6 +247,14 @@ private:
     void on_clock(Backend* backend);
     void stall(Backend* backend);
     void expire(Backend* backend);
+    // Under the lock: empties the idle list, returned (linked by next_).
+    Backend* take_idle();
+    // Closes each of a list take_idle() returned, on its loop.
+    void close_each(Backend* idle);
+    // Closes every idle connection: another upstream on one of its servers
+    // stalled, and these may hold the children it waits for.
+    void close_idle();
+    bool shares_a_server(const Upstream& other) const;
 
     const UpstreamOptions options_;
     std::atomic<std::uint32_t> next_server_{0};
