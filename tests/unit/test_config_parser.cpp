@@ -190,6 +190,18 @@ TEST_CASE("schema errors name file, line, column and what was expected", "[confi
           "test.conf:3:1: a second site without 'host': only the first one is ever used");
     CHECK(failure("site {\n  host = a.example b.example\n}\nsite {\n  host = B.example\n}\n") ==
           "test.conf:4:1: host 'B.example' is named by an earlier site too");
+    // A request's Host is matched without its port: a host with one never is.
+    CHECK(failure("site {\n  host = a.example example.com:8080\n}\n") ==
+          "test.conf:2:10: a host is a name without a port: 'example.com:8080' (an IPv6 "
+          "address goes in brackets)");
+    CHECK(failure("site {\n  host = ::1\n}\n") ==
+          "test.conf:2:10: a host is a name without a port: '::1' (an IPv6 address goes in "
+          "brackets)");
+    CHECK(failure("site {\n  host = [::1]:8080\n}\n") ==
+          "test.conf:2:10: a host is a name without a port: '[::1]:8080'");
+    CHECK(failure("site {\n  host = [::1\n}\n") == "test.conf:2:10: expected ']' closing '[::1'");
+    CHECK(load("site {\n  host = [::1] a.example\n}\n").sites[0].hosts ==
+          std::vector<std::string>{"[::1]", "a.example"});
     // A prefix is one word: two are likelier a typo than a path with a space.
     CHECK(failure("site {\n  files / /b {\n  }\n}\n") ==
           "test.conf:2:9: expected one path prefix after 'files', not '/ /b'");

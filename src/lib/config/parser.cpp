@@ -123,6 +123,26 @@ public:
         }
         return true;
     }
+    // A site's host names: a request's Host is matched without its port, so
+    // a name with one ("example.com:8080", "[::1]:8080") would never match.
+    bool host_names(const Located& at, std::vector<std::string>& out) {
+        out.clear();
+        for (std::string_view w : split_list(at.s.value)) {
+            const std::string_view name = w.starts_with('[') ? w.substr(0, w.find(']') + 1) : w;
+            if (name.size() != w.size() || name.find(':') != std::string_view::npos) {
+                if (!w.starts_with('['))
+                    return fail_value(at, "a host is a name without a port: '" + std::string(w) +
+                                              "' (an IPv6 address goes in brackets)");
+                if (!name.ends_with(']'))
+                    return fail_value(at, "expected ']' closing '" + std::string(w) + "'");
+                if (name.size() != w.size())
+                    return fail_value(at,
+                                      "a host is a name without a port: '" + std::string(w) + "'");
+            }
+            out.emplace_back(w);
+        }
+        return true;
+    }
     // One path: a value with spaces would be several, which are not tried
     // in turn (only `index` lists names).
     bool one_path(const Located& at, std::string& out) {
@@ -419,7 +439,7 @@ bool site_section(Parser& p, Site& site, const Located& open) {
 }
 
 const Key<Site> kSiteKeys[] = {
-    {"host", field<Site, &Site::hosts, &Parser::words>},
+    {"host", field<Site, &Site::hosts, &Parser::host_names>},
     {"root", field<Site, &Site::root, &Parser::text>},
 };
 
