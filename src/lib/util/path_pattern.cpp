@@ -1,9 +1,9 @@
-#include "http/path_pattern.hpp"
+#include "util/path_pattern.hpp"
 
 #include <bit>
 #include <span>
 
-namespace weft::http {
+namespace weft {
 
 bool prefix_matches(std::string_view prefix, std::string_view path) {
     if (!path.starts_with(prefix)) return false;
@@ -267,4 +267,4 @@ bool PathPattern::automaton_matches(std::string_view middle) const {
     return !(active & finals_).empty();
 }
 
-} // namespace weft::http
+} // namespace weft

@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-namespace weft::http {
+namespace weft {
 
 // Whether `prefix` names `path` or a path below it, on segment boundaries.
 bool prefix_matches(std::string_view prefix, std::string_view path);
@@ -96,4 +96,4 @@ private:
     StateSet finals_;
 };
 
-} // namespace weft::http
+} // namespace weft
