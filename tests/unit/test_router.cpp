@@ -2,6 +2,7 @@
 // the path, matched on segment boundaries.
 
 #include "http/router.hpp"
+#include "util/path_pattern.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -13,6 +14,7 @@
 #include <utility>
 
 using namespace weft::http;
+using weft::prefix_matches;
 
 namespace {
 
@@ -46,15 +48,15 @@ std::string route(const Router& router, std::string_view host, std::string_view 
 } // namespace
 
 TEST_CASE("a prefix matches on segment boundaries, or anything after its own '/'", "[http]") {
-    CHECK(Router::prefix_matches("/static", "/static"));
-    CHECK(Router::prefix_matches("/static", "/static/a.css"));
-    CHECK_FALSE(Router::prefix_matches("/static", "/staticky"));
-    CHECK_FALSE(Router::prefix_matches("/static", "/stat"));
-    CHECK(Router::prefix_matches("/static/", "/static/a.css"));
-    CHECK_FALSE(Router::prefix_matches("/static/", "/static"));
-    CHECK(Router::prefix_matches("/", "/anything/at/all"));
-    CHECK(Router::prefix_matches("/a.php", "/a.php"));
-    CHECK_FALSE(Router::prefix_matches("/a.php", "/a.phps"));
+    CHECK(prefix_matches("/static", "/static"));
+    CHECK(prefix_matches("/static", "/static/a.css"));
+    CHECK_FALSE(prefix_matches("/static", "/staticky"));
+    CHECK_FALSE(prefix_matches("/static", "/stat"));
+    CHECK(prefix_matches("/static/", "/static/a.css"));
+    CHECK_FALSE(prefix_matches("/static/", "/static"));
+    CHECK(prefix_matches("/", "/anything/at/all"));
+    CHECK(prefix_matches("/a.php", "/a.php"));
+    CHECK_FALSE(prefix_matches("/a.php", "/a.phps"));
 }
 
 TEST_CASE("the longest matching prefix wins, whatever order the handlers came in", "[http]") {

@@ -2,6 +2,7 @@
 
 #include "http/request.hpp"
 #include "util/ascii.hpp"
+#include "util/path_pattern.hpp"
 
 #include <algorithm>
 
@@ -13,11 +14,6 @@ void Router::add_site(Site site) {
                          return a->prefix().size() > b->prefix().size();
                      });
     sites_.push_back(std::move(site));
-}
-
-bool Router::prefix_matches(std::string_view prefix, std::string_view path) {
-    if (!path.starts_with(prefix)) return false;
-    return prefix.size() == path.size() || prefix.ends_with('/') || path[prefix.size()] == '/';
 }
 
 const Router::Site* Router::site_for(std::string_view host) const {

@@ -30,8 +30,6 @@ public:
     // The handler for (host, path), or nullptr when no prefix matches.
     const Handler* route(std::string_view host, std::string_view path) const;
 
-    static bool prefix_matches(std::string_view prefix, std::string_view path);
-
 private:
     const Site* site_for(std::string_view host) const;
 
