@@ -103,6 +103,18 @@ class FrontController(ExampleTestCase):
                                  os.path.join(self.public, "index.php"))
                 self.assertSiteHeaders(r, path)
 
+    def test_the_404_page_knows_the_path_asked_for(self):
+        # As nginx's error_page: the internal GET keeps the request's
+        # REQUEST_URI ($request_uri), so the router of the application can
+        # say which page is missing; with REQUEST_URI /index.php, Laravel
+        # would render its home page under a 404.
+        r = self.curl("/missing.php?from=link")
+        self.assertStatus(r, 404, "/missing.php")
+        s = json.loads(r.body)["server"]
+        self.assertEqual(s["SCRIPT_NAME"], "/index.php")
+        self.assertEqual(s["REQUEST_METHOD"], "GET")
+        self.assertEqual(s["REQUEST_URI"], "/missing.php?from=link")
+
     def test_dot_files_are_denied(self):
         for path in ("/.env", "/.git/config"):
             with self.subTest(path=path):

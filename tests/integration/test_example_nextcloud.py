@@ -61,6 +61,8 @@ class Nextcloud(ExampleTestCase):
             "core/img/logo.svg": b"<svg/>",
             "core/fonts/inter.woff2": WOFF2,
             "apps/files/img/app.svg": b"<svg/>",
+            "apps/files/appinfo/info.xml": SECRET,
+            "AUTHORS": SECRET,
             ".well-known/acme-challenge/token-123": b"token-123.key\n",
         })
         install_fixtures(cls.root, layout)
@@ -112,6 +114,16 @@ class Nextcloud(ExampleTestCase):
         self.assertEqual(s["front_controller_active"], "true")
         s = self.run_path("/index.php/apps/files/", "index.php")
         self.assertEqual(s["PATH_INFO"], "/apps/files/")
+        # A directory of code without an index.php is a route too.
+        s = self.run_path("/apps/files/", "index.php")
+        self.assertEqual(s["REQUEST_URI"], "/apps/files/")
+
+    def test_no_other_file_is_served(self):
+        for path in ("/apps/files/appinfo/info.xml", "/AUTHORS", "/core/doc/readme.txt"):
+            with self.subTest(path=path):
+                r = self.curl(path)
+                self.assertNotIn(SECRET, r.body)
+                self.ran(r, "index.php", path)
 
     def test_the_entry_points(self):
         for path, script in [("/", "index.php"), ("/status.php", "status.php"),
