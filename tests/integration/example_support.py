@@ -12,8 +12,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import Weft, curl, free_port  # noqa: E402
-from php_support import EXECUTED, Marks, PhpFpm, require_php_fpm  # noqa: E402
+from http_support import Weft, free_port  # noqa: E402
+from php_support import EXECUTED, Marks, PhpFpm, PhpTestCase, require_php_fpm  # noqa: E402
 
 CONF_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "conf")
 
@@ -22,21 +22,18 @@ CONF_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", 
 SLOW_PAGE = ("--max-time", "60")
 
 
-class ExampleTestCase(unittest.TestCase):
+class ExampleTestCase(PhpTestCase):
     """One php-fpm8.2 pool ("php", in {dir}/php) and one weft running
     conf/EXAMPLE with environment() as its ${VARS} (WEFT_LISTEN and
-    PHP_FPM_SOCKET come with it), per test class. setUpDir() plants the
-    application first; POOL_ENV and POOL_ADMIN ({dir} in values) go to
-    the pool."""
+    PHP_FPM_SOCKET come with it), per test class; skipped when the file
+    REQUIRES names (an application's package) is missing. setUpDir() plants
+    the application first (cls.port is known by then); POOL_ENV and
+    POOL_ADMIN ({dir} in values) go to the pool."""
 
     EXAMPLE = None
+    REQUIRES = None  # (path, Debian package)
     CHILDREN = 3
     POOL_ENV = {}
-    POOL_ADMIN = {}
-
-    @classmethod
-    def setUpDir(cls, dir):
-        pass
 
     @classmethod
     def environment(cls, dir):
@@ -44,18 +41,22 @@ class ExampleTestCase(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
+        if cls.REQUIRES and not os.path.exists(cls.REQUIRES[0]):
+            raise unittest.SkipTest(f"{cls.REQUIRES[0]} is missing (Debian package "
+                                    f"{cls.REQUIRES[1]}: .ci/install-deps)")
         require_php_fpm()
         cls.tmp = tempfile.TemporaryDirectory()
         cls.dir = os.path.realpath(cls.tmp.name)
         cls.marks = Marks(os.path.join(cls.dir, "marks"))
-        cls.pool = None
-        cls.port = port = free_port()
+        cls.pools = {}
+        cls.port = free_port()
         try:
             cls.setUpDir(cls.dir)
             expand = lambda values: {k: v.replace("{dir}", cls.dir) for k, v in values.items()}
-            cls.pool = PhpFpm(cls.dir, "php", cls.CHILDREN, env=expand(cls.POOL_ENV),
-                              admin=expand(cls.POOL_ADMIN))
-            env = {"WEFT_LISTEN": f"127.0.0.1:{port}",
+            cls.pool = cls.pools["php"] = PhpFpm(cls.dir, "php", cls.CHILDREN,
+                                                 env=expand(cls.POOL_ENV),
+                                                 admin=expand(cls.POOL_ADMIN))
+            env = {"WEFT_LISTEN": f"127.0.0.1:{cls.port}",
                    "PHP_FPM_SOCKET": f"unix:{cls.pool.socket}", **cls.environment(cls.dir)}
             cls.conf = os.path.realpath(os.path.join(CONF_DIR, cls.EXAMPLE))
             # weft inherits this process's environment: the ${VARS} for
@@ -63,28 +64,14 @@ class ExampleTestCase(unittest.TestCase):
             saved = dict(os.environ)
             os.environ.update(env)
             try:
-                cls.weft = Weft(cls.dir, args=["-c", cls.conf], port=port)
+                cls.weft = Weft(cls.dir, args=["-c", cls.conf], port=cls.port)
             finally:
                 os.environ.clear()
                 os.environ.update(saved)
         except BaseException:
-            if cls.pool:
-                cls.pool.stop()
+            cls._stop_pools()
             cls.tmp.cleanup()
             raise
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            code = cls.weft.stop()
-            if code != 0:
-                raise AssertionError(f"weft exited {code} on SIGTERM\n{cls.weft.stderr()}")
-        finally:
-            cls.pool.stop()
-            cls.tmp.cleanup()
-
-    def curl(self, path, *args, host=None):
-        return curl(self.port, path, *args, host=host)
 
     # --- what the examples promise ---
     def assertStatus(self, r, status, path):

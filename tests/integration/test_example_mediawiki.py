@@ -37,14 +37,8 @@ WEEK = 7 * 24 * 3600
 
 class MediaWiki(ExampleTestCase):
     EXAMPLE = "mediawiki.conf"
+    REQUIRES = (os.path.join(MEDIAWIKI, "index.php"), "mediawiki")
     POOL_ENV = {"MW_INSTALL_PATH": "{dir}/www/w", "MW_CONFIG_FILE": "{dir}/LocalSettings.php"}
-
-    @classmethod
-    def setUpClass(cls):
-        if not os.path.isfile(os.path.join(MEDIAWIKI, "index.php")):
-            raise unittest.SkipTest("mediawiki is not installed (Debian package mediawiki: "
-                                    ".ci/install-deps)")
-        super().setUpClass()
 
     @classmethod
     def environment(cls, dir):

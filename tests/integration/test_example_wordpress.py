@@ -35,14 +35,8 @@ CSS = b".theme { color: teal }\n"
 
 class WordPress(ExampleTestCase):
     EXAMPLE = "wordpress.conf"
+    REQUIRES = (os.path.join(WORDPRESS, "wp-settings.php"), "wordpress")
     POOL_ADMIN = {"auto_prepend_file": "{dir}/prepend.php"}
-
-    @classmethod
-    def setUpClass(cls):
-        if not os.path.isfile(os.path.join(WORDPRESS, "wp-settings.php")):
-            raise unittest.SkipTest("wordpress is not installed (Debian package wordpress: "
-                                    ".ci/install-deps)")
-        super().setUpClass()
 
     @classmethod
     def environment(cls, dir):
