@@ -2,7 +2,7 @@
 """conf/mediawiki.conf as it is, in front of Debian's MediaWiki (the
 mediawiki package) installed by the test onto SQLite, through a php-fpm8.2
 pool the test starts: the short URLs and the entry points run the real
-wiki; resources, skin and extension assets are static with a week's cache
+wiki (an edit through api.php shows under its short URL); resources, skin and extension assets are static with a week's cache
 headers; the library code, the installer, the settings and any other
 script never run; an uploaded script in images/ is inert; / redirects to
 the main page and any other path is 404.
@@ -114,6 +114,18 @@ class MediaWiki(ExampleTestCase):
         page = json.loads(r.body)
         self.assertEqual(page["title"], "Main Page")
         self.assertIn("MediaWiki has been installed", page["source"])
+
+    def test_an_edit_through_the_api_shows_under_its_short_url(self):
+        text = "Served by weft, edited through api.php."
+        r = self.page("/w/api.php", "--data-urlencode", "action=edit", "--data-urlencode",
+                      "title=Weft_example", "--data-urlencode", f"text={text}",
+                      "--data-urlencode", "summary=test", "--data-urlencode", "format=json",
+                      "--data-urlencode", "token=+\\")  # an anonymous edit's token
+        self.assertStatus(r, 200, "api.php edit")
+        self.assertEqual(json.loads(r.body)["edit"]["result"], "Success", r.body[:300])
+        r = self.page("/wiki/Weft_example")
+        self.assertStatus(r, 200, "/wiki/Weft_example")
+        self.assertIn(text.encode(), r.body)
 
     def test_load_php_keeps_its_own_cache_control(self):
         r = self.page("/w/load.php?modules=startup&only=scripts&raw=1&skin=vector")
