@@ -2,9 +2,9 @@
 """conf/mediawiki.conf as it is, in front of Debian's MediaWiki (the
 mediawiki package) installed by the test onto SQLite, through a php-fpm8.2
 pool the test starts: the short URLs and the entry points run the real
-wiki (an edit through api.php shows under its short URL); resources, skin and extension assets are static with a week's cache
-headers; the library code, the installer, the settings and any other
-script never run; an uploaded script in images/ is inert; / redirects to
+wiki (an edit through api.php shows under its short URL); resources,
+skin and extension assets are static with a week's cache headers; the
+library code, the installer, the settings and any other script never run; an uploaded script in images/ is inert; / redirects to
 the main page and any other path is 404.
 
 The wiki lives in the test's temp dir: its web root w/ holds links to
