@@ -4,8 +4,9 @@ mediawiki package) installed by the test onto SQLite, through a php-fpm8.2
 pool the test starts: the short URLs and the entry points run the real
 wiki (an edit through api.php shows under its short URL); resources,
 skin and extension assets are static with a week's cache headers; the
-library code, the installer, the settings and any other script never run; an uploaded script in images/ is inert; / redirects to
-the main page and any other path is 404.
+library code, the installer, the settings and any other script never
+run; an uploaded script in images/ is inert; / redirects to the main
+page and any other path is 404.
 
 The wiki lives in the test's temp dir: its web root w/ holds links to
 every entry of /usr/share/mediawiki but images/ (a dir of the test's) and
