@@ -30,11 +30,13 @@ RedirectHandler::RedirectHandler(const config::RedirectHandler& config)
 void RedirectHandler::serve(http::Exchange& exchange) const {
     const http::Request& request = exchange.request();
     // The raw path keeps its percent-encoding, so the Location is still a
-    // valid URI; only the part after the prefix is carried over.
+    // valid URI; only the part after a prefix route's prefix is carried over
+    // (an exact or a pattern route has none).
     std::string_view rest = request.path;
     const std::string_view stem =
         std::string_view(prefix()).substr(0, prefix().size() - (prefix().ends_with('/') ? 1 : 0));
-    if (rest != prefix() && rest.starts_with(stem) && rest.substr(stem.size()).starts_with('/')) {
+    if (route().kind == http::Route::Kind::prefix && rest != prefix() && rest.starts_with(stem) &&
+        rest.substr(stem.size()).starts_with('/')) {
         // The rest keeps its leading slash, so it can never extend `to`'s
         // host (https://a.example + @evil.example).
         rest.remove_prefix(stem.size());

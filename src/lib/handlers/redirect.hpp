@@ -1,8 +1,10 @@
 #pragma once
 // The `redirect` handler: answers with a status (301 by default) and a
-// Location. The rest of the path after the prefix, and the query, are kept:
-// `redirect /old { to = /new }` sends /old/a?b to /new/a?b, and the prefix
-// itself (/old, or / for `redirect /`) to exactly `to`.
+// Location. On a prefix route the rest of the path after the prefix, and the
+// query, are kept: `redirect /old { to = /new }` sends /old/a?b to /new/a?b,
+// and the prefix itself (/old, or / for `redirect /`) to exactly `to`. On an
+// exact or pattern route only the query is: `redirect exact / { to = /wiki/ }`
+// sends /?a to /wiki/?a.
 
 #include "config/config.hpp"
 #include "handlers/build.hpp"

@@ -5,11 +5,6 @@
 
 namespace weft::http {
 
-bool prefix_matches(std::string_view prefix, std::string_view path) {
-    if (!path.starts_with(prefix)) return false;
-    return prefix.size() == path.size() || prefix.ends_with('/') || path[prefix.size()] == '/';
-}
-
 namespace {
 
 // The pattern's text read once: escapes resolved, wildcards and the marks of a
