@@ -4,7 +4,7 @@
 // obviously right matcher: the pattern's groups expanded into every
 // alternative, each tried by the definition of its wildcards, memoised.
 
-#include "http/path_pattern.hpp"
+#include "util/path_pattern.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-using weft::http::PathPattern;
+using weft::PathPattern;
 
 namespace {
 

@@ -131,7 +131,7 @@ site {
     CHECK(site.root == "/var/www/html");
     REQUIRE(site.handlers.size() == 4);
     const auto& response = std::get<ResponseHandler>(site.handlers[0]);
-    CHECK((response.prefix == "/hello" && response.body == "Hello, World!"));
+    CHECK((response.route.path == "/hello" && response.body == "Hello, World!"));
     CHECK(std::get<RedirectHandler>(site.handlers[1]).to == "/new");
     const auto& files = std::get<FilesHandler>(site.handlers[2]);
     CHECK((files.root == "/srv/www" && files.precompressed && !files.listing));
@@ -174,7 +174,7 @@ TEST_CASE("schema errors name file, line, column and what was expected", "[confi
     CHECK(failure("threads = many\n") ==
           "test.conf:1:11: expected a number from 0 to 1024, not 'many'");
     CHECK(failure("request_timeout = soon\n") ==
-          "test.conf:1:19: expected a duration such as 250ms, 15s, 2m or 1h, not 'soon'");
+          "test.conf:1:19: expected a duration such as 250ms, 15s, 2m, 1h or 7d, not 'soon'");
     CHECK(failure("max_request_body = 16X\n") ==
           "test.conf:1:20: expected a size such as 512, 16K, 1M or 1G, not '16X'");
     CHECK(failure("listener = *:80\n") == "test.conf:1:1: write 'listener ADDRESS', without '='");
@@ -208,11 +208,11 @@ TEST_CASE("schema errors name file, line, column and what was expected", "[confi
     CHECK(failure("site {\n  files /s {\n    listing = maybe\n  }\n}\n") ==
           "test.conf:3:15: expected on or off (or true/false, yes/no), not 'maybe'");
     CHECK(failure("site {\n  proxy / {\n  }\n}\n") ==
-          "test.conf:2:3: unknown section 'proxy' in a site (expected response, redirect, files "
-          "or fastcgi)");
+          "test.conf:2:3: unknown section 'proxy' in a site (expected headers, response, redirect, "
+          "files or fastcgi)");
     CHECK(failure("upstream php {\n}\n") == "test.conf:1:1: upstream php needs a 'server'");
     CHECK(failure("site {\n  files / {\n    params {\n    }\n  }\n}\n") ==
-          "test.conf:3:5: unknown section 'params' in a files handler: it has no sections");
+          "test.conf:3:5: unknown section 'params' in a files handler (expected headers)");
     CHECK(failure("upstream a {\n server = 127.0.0.1:9000\n}\nupstream a {\n}\n") ==
           "test.conf:4:10: upstream 'a' is defined twice");
     CHECK(failure("site {\n  fastcgi / {\n  }\n}\n") ==
@@ -242,7 +242,7 @@ TEST_CASE("an upstream closes idle connections after 4 s by default, never with 
     CHECK(upstream("  keepalive_timeout = 2m\n").keepalive_timeout == 2min);
     CHECK(upstream("  keepalive_timeout = 0\n").keepalive_timeout == 0s);
     CHECK(failure("upstream php {\n  server = unix:/a\n  keepalive_timeout = later\n}\n") ==
-          "test.conf:3:23: expected a duration such as 250ms, 15s, 2m or 1h, not 'later'");
+          "test.conf:3:23: expected a duration such as 250ms, 15s, 2m, 1h or 7d, not 'later'");
     CHECK(failure("upstream php {\n  server = unix:/a\n  keep_alive_timeout = 1s\n}\n") ==
           "test.conf:3:3: unknown key 'keep_alive_timeout' in an upstream (did you mean "
           "'keepalive_timeout'?)");

@@ -22,16 +22,17 @@ TEST_CASE("durations: ms, s, m, h, and a bare number is seconds", "[config]") {
     CHECK(parse_duration("15s", error) == 15s);
     CHECK(parse_duration("2m", error) == 2min);
     CHECK(parse_duration("1h", error) == 1h);
+    CHECK(parse_duration("7d", error) == 7 * 24h);
     CHECK(parse_duration("10", error) == 10s);
     CHECK(parse_duration("0", error) == 0ms);
 
-    const std::string hint = "expected a duration such as 250ms, 15s, 2m or 1h, not ";
+    const std::string hint = "expected a duration such as 250ms, 15s, 2m, 1h or 7d, not ";
     CHECK(refusal(parse_duration, "") == hint + "''");
     CHECK(refusal(parse_duration, "fast") == hint + "'fast'");
     CHECK(refusal(parse_duration, "15 s") == hint + "'15 s'");
     CHECK(refusal(parse_duration, "1.5s") == hint + "'1.5s'");
     CHECK(refusal(parse_duration, "-1s") == hint + "'-1s'");
-    CHECK(refusal(parse_duration, "3d") == hint + "'3d'");
+    CHECK(refusal(parse_duration, "3w") == hint + "'3w'");
     CHECK(refusal(parse_duration, "15S") == hint + "'15S'");
     CHECK(refusal(parse_duration, "9999999999999999h") ==
           "duration '9999999999999999h' is too long");

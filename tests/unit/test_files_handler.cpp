@@ -15,7 +15,7 @@ TEST_CASE("create: the root must be a directory that opens", "[files]") {
     TempDir dir;
     dir.write("file", "x");
     weft::config::FilesHandler config;
-    config.prefix = "/static";
+    config.route.path = "/static";
     std::string error;
     const weft::config::Config server;
     weft::config::Site site;

@@ -1,7 +1,7 @@
 // Path patterns: a prefix, a glob over the whole path, or a name pattern over
 // the last segment; wildcards, groups and escapes; errors with where they are.
 
-#include "http/path_pattern.hpp"
+#include "util/path_pattern.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-using namespace weft::http;
+using namespace weft;
 using Form = PathPattern::Form;
 
 namespace {

@@ -1,8 +1,8 @@
 // The Router: the site by Host, then the handler with the longest prefix of
 // the path, matched on segment boundaries.
 
-#include "http/path_pattern.hpp"
 #include "http/router.hpp"
+#include "util/path_pattern.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -15,6 +15,7 @@
 #include <utility>
 
 using namespace weft::http;
+using weft::prefix_matches;
 
 namespace {
 

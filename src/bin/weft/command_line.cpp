@@ -114,11 +114,11 @@ std::optional<config::Config> config_without_file(const CommandLine& line, std::
     site.root = root;
     if (php.empty()) {
         config::FilesHandler files;
-        files.prefix = "/";
+        files.route.path = "/";
         site.handlers.emplace_back(std::move(files));
     } else {
         config::FastcgiHandler fastcgi;
-        fastcgi.prefix = "/";
+        fastcgi.route.path = "/";
         fastcgi.pass = std::move(php);
         site.handlers.emplace_back(std::move(fastcgi));
     }

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -39,43 +40,85 @@ struct Upstream {
     milliseconds keepalive_timeout{4'000};
 };
 
-struct ResponseHandler {
-    std::string prefix;
+// Which requests a handler answers (docs/configuration: "Routes"): a path
+// prefix (`/static`), one exact path (`exact /`), or a pattern matched
+// whole (`/w/*.php`, `*.css`; http/path_pattern.hpp).
+struct Route {
+    enum class Kind : std::uint8_t { prefix, exact, pattern };
+    Kind kind = Kind::prefix;
+    std::string path; // as written, without `exact`
+};
+
+// One line of a `headers { }` section.
+struct HeaderEdit {
+    enum class Op : std::uint8_t {
+        set,    // Name = value: replaces any field of that name
+        add,    // add Name = value: appended
+        remove, // remove Name: dropped
+    };
+    Op op = Op::set;
+    std::string name;
+    std::string value; // empty for remove
+};
+
+// `error_page = 404 410 /errors/gone.html` or `... file /srv/errors/x.html`.
+struct ErrorPage {
+    std::vector<int> statuses; // 400-599
+    enum class Kind : std::uint8_t { route, file };
+    Kind kind = Kind::route;
+    std::string target; // a URL path in the site, or a file's path
+};
+
+// What every handler kind takes besides its own keys.
+struct HandlerCommon {
+    Route route;
+    // Sent on responses below 400 that have no Cache-Control of their own
+    // (an application's own wins). `expires` adds Expires and a max-age.
+    std::string cache_control;
+    std::optional<milliseconds> expires;
+    std::vector<HeaderEdit> headers;
+    std::vector<ErrorPage> error_pages;
+};
+
+struct ResponseHandler : HandlerCommon {
     int status = 200;
     std::string content_type = "text/plain";
     std::string body;
 };
 
-struct RedirectHandler {
-    std::string prefix;
+struct RedirectHandler : HandlerCommon {
     std::string to;
     int status = 301;
 };
 
-struct FilesHandler {
-    std::string prefix;
-    std::string root;                             // the site's when not set
+struct FilesHandler : HandlerCommon {
+    std::string root; // the site's when not set
+    // The directory the route's prefix stands for (a file, for an exact
+    // route), instead of root + the whole path.
+    std::string alias;
     std::vector<std::string> index{"index.html"}; // tried in order; empty: none
     bool listing = false;
     bool precompressed = false;
-    std::string cache_control;
-    std::vector<std::string> deny;
+    std::vector<std::string> deny; // path patterns (http/path_pattern.hpp): 403
     // Symlinks followed wherever they lead, as nginx does by default; off:
     // nothing outside the root is ever served.
     bool follow_symlinks = false;
 };
 
-struct FastcgiHandler {
-    std::string prefix;
+struct FastcgiHandler : HandlerCommon {
     std::string upstream;      // a named upstream, or
     std::vector<Address> pass; // a server given here
     std::string root;          // the site's when not set
+    std::string alias;         // as the files handler's
     std::vector<std::string> extensions{".php"};
     // Tried in order: the first that exists runs (a script) or is served.
     std::vector<std::string> index{"index.php"};
     bool static_files = true; // `static`
     std::string fallback;
-    std::vector<std::string> deny;
+    std::vector<std::string> deny; // path patterns: 403
+    // Path patterns: only scripts whose name matches run (others are 404);
+    // empty: every script with a listed extension.
+    std::vector<std::string> scripts;
     bool follow_symlinks = false; // as the files handler's
     // Static files' .br/.gz twins, as the files handler's (scripts never).
     bool precompressed = false;
@@ -94,6 +137,10 @@ using Handler = std::variant<ResponseHandler, RedirectHandler, FilesHandler, Fas
 struct Site {
     std::vector<std::string> hosts; // empty: any host
     std::string root;
+    // Every handler's, under the handler's own: a handler's entry for a
+    // name (a header, a status) overrides the site's.
+    std::vector<HeaderEdit> headers;
+    std::vector<ErrorPage> error_pages;
     std::vector<Handler> handlers;
 };
 

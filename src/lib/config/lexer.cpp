@@ -15,8 +15,9 @@ bool is_space(char c) {
 bool starts_key(char c) {
     return ascii::is_alpha(c) || c == '_';
 }
+// '-' for header names (`headers { X-Frame-Options = DENY }`).
 bool in_key(char c) {
-    return starts_key(c) || ascii::is_digit(c);
+    return starts_key(c) || ascii::is_digit(c) || c == '-';
 }
 
 // One line being read, with its number; columns count from 1.
@@ -53,6 +54,8 @@ public:
         return text_.substr(start, end - start);
     }
     void advance() { ++at_; }
+    std::size_t position() const { return at_; }
+    void rewind(std::size_t position) { at_ = position; }
 
     bool fail(int column, std::string message) {
         error_ = {number_, column, std::move(message)};
@@ -201,6 +204,20 @@ bool lex(std::string_view text, const Environment& environment, std::vector<Stat
                              std::string("expected a key or a section, not '") + line.peek() + "'");
         s.key = std::string(line.key());
         line.skip_spaces();
+        if (starts_key(line.peek())) {
+            // `add Name = value`: a word before the key.
+            const std::size_t mark = line.position();
+            const int column = line.column();
+            const std::string_view key = line.key();
+            line.skip_spaces();
+            if (line.peek() == '=') {
+                s.qualifier = std::move(s.key);
+                s.key = std::string(key);
+                s.key_column = column;
+            } else {
+                line.rewind(mark);
+            }
+        }
         if (line.peek() == '=') {
             line.advance();
             line.skip_spaces();

@@ -3,6 +3,7 @@
 //
 //   # a comment                     (also after a statement, after a space)
 //   key = value                     value: the rest of the line, or "quoted"
+//   word key = value                a qualified key (`add Link = ...`)
 //   section [argument ...] {        opens a block; `}` alone closes it
 //   }
 //   directive value                 e.g. `include path`, `listener *:8080`
@@ -22,9 +23,10 @@ namespace weft::config {
 struct Statement {
     enum class Kind { assign, open, close, directive };
     Kind kind;
-    std::string key;      // assign: the key; open: the section; directive: its name
-    std::string argument; // open: what follows the section name, if anything
-    std::string value;    // assign, directive: the value, expanded
+    std::string key;       // assign: the key; open: the section; directive: its name
+    std::string qualifier; // assign: the word before the key, if any
+    std::string argument;  // open: what follows the section name, if anything
+    std::string value;     // assign, directive: the value, expanded
     int line = 0;
     int key_column = 0;   // where the key (or section, or `}`) starts
     int value_column = 0; // where the value (argument, path) starts

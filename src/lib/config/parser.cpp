@@ -2,6 +2,7 @@
 
 #include "config/values.hpp"
 #include "util/ascii.hpp"
+#include "util/path_pattern.hpp"
 
 #include <sys/stat.h>
 
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <span>
 #include <sstream>
 #include <type_traits>
 #include <vector>
@@ -75,10 +77,12 @@ public:
 
     // Reads a block's statements up to its '}' (or the end, at the top):
     // keys through `keys`, sections through `section`.
-    template <class T, std::size_t N>
+    // `common` are keys of a base of T that several blocks share (every
+    // handler's).
+    template <class T, std::size_t N, class C = T>
     bool block(T& target, const Key<T> (&keys)[N], const char* where,
                bool (*section)(Parser&, std::type_identity_t<T>&, const Located&),
-               const char* sections);
+               const char* sections, std::span<const Key<C>> common = {});
 
     // Typed values: each parses with its values.hpp parser, whose message
     // becomes the error at the value's column.
@@ -151,6 +155,24 @@ public:
         out = at.s.value;
         return true;
     }
+    // Path patterns (util/path_pattern.hpp): `deny`, `scripts`.
+    bool patterns(const Located& at, std::vector<std::string>& out) {
+        out.clear();
+        for (std::string_view w : split_list(at.s.value)) {
+            std::string message;
+            if (!PathPattern::compile(w, message))
+                return fail_value(at, "bad pattern '" + std::string(w) + "': " + message);
+            out.emplace_back(w);
+        }
+        return true;
+    }
+    // A directory or file on this machine, written whole (`alias`).
+    bool absolute_path(const Located& at, std::string& out) {
+        if (!one_path(at, out)) return false;
+        if (!out.starts_with('/'))
+            return fail_value(at, "expected an absolute path, not '" + out + "'");
+        return true;
+    }
     bool address(const Located& at, std::string_view text, std::vector<Address>& out) {
         std::string message;
         auto a = Address::parse(text, message);
@@ -180,10 +202,10 @@ private:
     std::map<std::string, const Located*> upstream_uses_;
 };
 
-template <class T, std::size_t N>
+template <class T, std::size_t N, class C>
 bool Parser::block(T& target, const Key<T> (&keys)[N], const char* where,
                    bool (*section)(Parser&, std::type_identity_t<T>&, const Located&),
-                   const char* sections) {
+                   const char* sections, std::span<const Key<C>> common) {
     std::map<std::string, int> seen; // key -> line, for singletons
     while (const Located* at = next()) {
         const Statement& s = at->s;
@@ -196,31 +218,41 @@ bool Parser::block(T& target, const Key<T> (&keys)[N], const char* where,
                             (sections ? std::string(" (expected ") + sections + ")"
                                       : std::string(": it has no sections")));
         }
+        if (!s.qualifier.empty())
+            return fail(*at, s.key_column,
+                        "expected 'key = value', not '" + s.qualifier + " " + s.key + " ='");
         const Key<T>* key = nullptr;
+        const Key<C>* shared = nullptr;
         for (const Key<T>& k : keys)
             if (s.key == k.name) key = &k;
-        if (!key) {
+        for (const Key<C>& k : common)
+            if (s.key == k.name) shared = &k;
+        if (!key && !shared) {
             std::string message = "unknown key '" + s.key + "' in " + where;
             std::size_t best = 3;
             std::string nearest;
-            for (const Key<T>& k : keys) {
-                const std::size_t d = distance(s.key, k.name);
+            const auto consider = [&](const char* name) {
+                const std::size_t d = distance(s.key, name);
                 if (d < best) {
                     best = d;
-                    nearest = k.name;
+                    nearest = name;
                 }
-            }
+            };
+            for (const Key<T>& k : keys) consider(k.name);
+            for (const Key<C>& k : common) consider(k.name);
             if (!nearest.empty()) message += " (did you mean '" + nearest + "'?)";
             return fail(*at, s.key_column, message);
         }
-        if (!key->repeatable) {
+        if (key ? !key->repeatable : !shared->repeatable) {
             const auto [it, fresh] = seen.emplace(s.key, s.line);
             if (!fresh)
                 return fail(*at, s.key_column,
                             "'" + s.key + "' is set twice in " + where + " (first on line " +
                                 std::to_string(it->second) + ")");
         }
-        if (!key->set(*this, target, *at)) return false;
+        if (!(key ? key->set(*this, target, *at)
+                  : shared->set(*this, static_cast<C&>(target), *at)))
+            return false;
     }
     return true; // the end: only the top level gets here (braces match)
 }
@@ -301,8 +333,8 @@ const Key<FilesHandler> kFilesKeys[] = {
     {"index", field<FilesHandler, &FilesHandler::index, &Parser::file_names>},
     {"listing", field<FilesHandler, &FilesHandler::listing, &Parser::boolean>},
     {"precompressed", field<FilesHandler, &FilesHandler::precompressed, &Parser::boolean>},
-    {"cache_control", field<FilesHandler, &FilesHandler::cache_control, &Parser::text>},
-    {"deny", field<FilesHandler, &FilesHandler::deny, &Parser::words>},
+    {"alias", field<FilesHandler, &FilesHandler::alias, &Parser::absolute_path>},
+    {"deny", field<FilesHandler, &FilesHandler::deny, &Parser::patterns>},
     {"follow_symlinks", field<FilesHandler, &FilesHandler::follow_symlinks, &Parser::boolean>},
 };
 
@@ -318,11 +350,13 @@ const Key<FastcgiHandler> kFastcgiKeys[] = {
          return assignment<FastcgiHandler>(p, at) && p.address(at, at.s.value, h.pass);
      }},
     {"root", field<FastcgiHandler, &FastcgiHandler::root, &Parser::text>},
+    {"alias", field<FastcgiHandler, &FastcgiHandler::alias, &Parser::absolute_path>},
     {"extensions", field<FastcgiHandler, &FastcgiHandler::extensions, &Parser::words>},
     {"index", field<FastcgiHandler, &FastcgiHandler::index, &Parser::file_names>},
     {"static", field<FastcgiHandler, &FastcgiHandler::static_files, &Parser::boolean>},
     {"fallback", field<FastcgiHandler, &FastcgiHandler::fallback, &Parser::one_path>},
-    {"deny", field<FastcgiHandler, &FastcgiHandler::deny, &Parser::words>},
+    {"deny", field<FastcgiHandler, &FastcgiHandler::deny, &Parser::patterns>},
+    {"scripts", field<FastcgiHandler, &FastcgiHandler::scripts, &Parser::patterns>},
     {"follow_symlinks", field<FastcgiHandler, &FastcgiHandler::follow_symlinks, &Parser::boolean>},
     {"precompressed", field<FastcgiHandler, &FastcgiHandler::precompressed, &Parser::boolean>},
     {"request_buffering",
@@ -352,9 +386,135 @@ bool params_block(Parser& p, FastcgiHandler& h, const Located& open) {
     return true;
 }
 
+// --- what every handler takes ------------------------------------------------------
+
+// `error_page = 404 410 /errors/gone.html` or `error_page = 502 503 file /srv/50x.html`.
+bool error_page(Parser& p, std::vector<ErrorPage>& pages, const Located& at) {
+    if (!assignment<ErrorPage>(p, at)) return false;
+    const std::vector<std::string_view> words = split_list(at.s.value);
+    ErrorPage page;
+    std::size_t i = 0;
+    for (; i < words.size() && !words[i].empty() && ascii::is_digit(words[i][0]); ++i) {
+        int status = 0;
+        const std::string_view w = words[i];
+        const auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), status);
+        if (ec != std::errc{} || end != w.data() + w.size() || status < 400 || status > 599)
+            return p.fail_value(at, "expected error statuses from 400 to 599, not '" +
+                                        std::string(w) + "'");
+        for (const ErrorPage& other : pages)
+            for (int taken : other.statuses)
+                if (taken == status)
+                    return p.fail_value(at,
+                                        "status " + std::string(w) + " has an error page already");
+        page.statuses.push_back(status);
+    }
+    const char* form =
+        "write 'error_page = STATUS... /path' or 'error_page = STATUS... file /path'";
+    if (page.statuses.empty()) return p.fail_value(at, std::string("expected a status: ") + form);
+    if (i < words.size() && words[i] == "file") {
+        page.kind = ErrorPage::Kind::file;
+        ++i;
+    }
+    if (i + 1 != words.size() || !words[i].starts_with('/'))
+        return p.fail_value(at, std::string("expected one path after the statuses: ") + form);
+    page.target = words[i];
+    pages.push_back(std::move(page));
+    return true;
+}
+
+// Fields the server writes itself, by the response's framing and its own
+// rules: a `headers` section cannot set or drop them.
+bool is_servers_field(std::string_view name) {
+    for (std::string_view own : {"Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive",
+                                 "Upgrade", "Trailer", "Date", "Server"})
+        if (ascii::equals_ignoring_case(name, own)) return true;
+    return false;
+}
+
+// headers { Name = value | add Name = value | remove Name ... }
+bool headers_block(Parser& p, std::vector<HeaderEdit>& edits, const Located& open) {
+    if (!open.s.argument.empty())
+        return p.fail(open, open.s.value_column, "headers takes no argument");
+    const auto check_name = [&](const Located& at, std::string_view name, int column) {
+        bool token = !name.empty();
+        for (char c : name) token = token && ascii::is_tchar(c);
+        if (!token)
+            return p.fail(at, column, "expected a header name, not '" + std::string(name) + "'");
+        if (is_servers_field(name))
+            return p.fail(at, column,
+                          "'" + std::string(name) + "' is the server's own: it cannot be set here");
+        return true;
+    };
+    while (const Located* at = p.next()) {
+        const Statement& s = at->s;
+        if (s.kind == Statement::Kind::close) return true;
+        if (s.kind == Statement::Kind::directive && s.key == "remove") {
+            if (split_list(s.value).empty())
+                return p.fail(*at, s.value_column, "expected header names after 'remove'");
+            for (std::string_view name : split_list(s.value)) {
+                if (!check_name(*at, name, s.value_column)) return false;
+                edits.push_back({HeaderEdit::Op::remove, std::string(name), {}});
+            }
+            continue;
+        }
+        if (s.kind != Statement::Kind::assign || (!s.qualifier.empty() && s.qualifier != "add"))
+            return p.fail(*at, s.key_column,
+                          "expected 'Name = value', 'add Name = value' or 'remove Name' in "
+                          "headers");
+        if (!check_name(*at, s.key, s.key_column)) return false;
+        if (s.value.empty())
+            return p.fail_value(*at, "expected a value (to drop a field: remove " + s.key + ")");
+        if (s.value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos)
+            return p.fail_value(*at, "a header value holds no line break or NUL");
+        const HeaderEdit::Op op = s.qualifier.empty() ? HeaderEdit::Op::set : HeaderEdit::Op::add;
+        edits.push_back({op, s.key, s.value});
+    }
+    return true;
+}
+
+// A name set or removed twice in one section would leave the reader to
+// guess which wins.
+bool headers_section(Parser& p, std::vector<HeaderEdit>& edits, const Located& open) {
+    const std::size_t before = edits.size();
+    if (!headers_block(p, edits, open)) return false;
+    for (std::size_t i = before; i < edits.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+            if (edits[i].op != HeaderEdit::Op::add && edits[j].op != HeaderEdit::Op::add &&
+                ascii::equals_ignoring_case(edits[i].name, edits[j].name))
+                return p.fail(open, open.s.key_column,
+                              "headers sets or removes '" + edits[i].name + "' twice");
+    return true;
+}
+
+const Key<HandlerCommon> kCommonKeys[] = {
+    {"cache_control", field<HandlerCommon, &HandlerCommon::cache_control, &Parser::text>},
+    {"expires",
+     [](Parser& p, HandlerCommon& h, const Located& at) {
+         milliseconds d{};
+         if (!assignment<HandlerCommon>(p, at) || !p.duration(at, d)) return false;
+         h.expires = d;
+         return true;
+     }},
+    {"error_page",
+     [](Parser& p, HandlerCommon& h, const Located& at) {
+         return error_page(p, h.error_pages, at);
+     },
+     true},
+};
+
+// What no handler may say, whatever its kind; or nullptr.
+const char* common_needs(const HandlerCommon& h) {
+    std::string lower = h.cache_control;
+    for (char& c : lower) c = ascii::to_lower(c);
+    if (h.expires && lower.find("max-age") != std::string::npos)
+        return "sets max-age by 'cache_control' and by 'expires': one of them";
+    return nullptr;
+}
+
 // --- the handler kinds ------------------------------------------------------------
 
-// A handler's sub-sections: how to read one, and their names for errors.
+// A handler's own sub-sections besides `headers`: how to read one, and
+// every sub-section's name for errors.
 template <class H>
 struct SubSections {
     bool (*read)(Parser&, H&, const Located& open);
@@ -362,9 +522,15 @@ struct SubSections {
 };
 
 template <class H>
-constexpr SubSections<H> kNoSubSections{nullptr, nullptr};
+constexpr SubSections<H> kNoSubSections{nullptr, "headers"};
 
-const SubSections<FastcgiHandler> kFastcgiSections{params_block, "params"};
+const SubSections<FastcgiHandler> kFastcgiSections{params_block, "headers or params"};
+
+template <class H, const SubSections<H>& Sub>
+bool handler_section(Parser& p, H& h, const Located& open) {
+    if (open.s.key == "headers") return headers_section(p, h.headers, open);
+    return Sub.read && Sub.read(p, h, open);
+}
 
 // Checks of a whole section, once its keys are read: what it still needs
 // ("redirect /old needs 'to'"), or nullptr.
@@ -377,28 +543,93 @@ const char* redirect_needs(const RedirectHandler& h) {
     return h.to.empty() ? "needs 'to'" : nullptr;
 }
 
-const char* fastcgi_needs(const FastcgiHandler& h) {
-    return h.upstream.empty() == h.pass.empty() ? "needs 'upstream' or 'pass', one of them"
-                                                : nullptr;
+// `alias` stands for the route's prefix, or names an exact route's file.
+template <class H>
+const char* alias_needs(const H& h) {
+    if (h.alias.empty()) return nullptr;
+    if (!h.root.empty()) return "has both 'root' and 'alias': one of them";
+    if (h.route.kind == Route::Kind::pattern)
+        return "has a pattern route: 'alias' needs a prefix or an exact route";
+    return nullptr;
 }
 
-// One handler kind of a site: `name /prefix { keys }`.
+const char* files_needs(const FilesHandler& h) {
+    return alias_needs(h);
+}
+
+const char* fastcgi_needs(const FastcgiHandler& h) {
+    if (h.upstream.empty() == h.pass.empty()) return "needs 'upstream' or 'pass', one of them";
+    if (!h.fallback.empty() && !h.scripts.empty()) {
+        bool allowed = false;
+        for (const std::string& text : h.scripts) {
+            std::string unused;
+            allowed = allowed || PathPattern::compile(text, unused)->matches(h.fallback);
+        }
+        if (!allowed) return "has a 'fallback' that 'scripts' does not allow";
+    }
+    return alias_needs(h);
+}
+
+// One handler kind of a site: `name ROUTE { keys }`.
 struct HandlerSection {
     const char* name;  // its keyword
     const char* where; // "a files handler", for errors
     bool (*read)(Parser&, Site&, const Located& open, const HandlerSection& kind);
 };
 
+const Route& route_of(const Handler& handler) {
+    return std::visit([](const HandlerCommon& h) -> const Route& { return h.route; }, handler);
+}
+
+// `/prefix`, `exact /path`, or a pattern (`/w/*.php`, `*.css`).
+bool read_route(Parser& p, const Located& open, Route& route) {
+    std::string_view text = open.s.argument;
+    if (text.starts_with("exact") && (text.size() == 5 || ascii::is_whitespace(text[5]))) {
+        route.kind = Route::Kind::exact;
+        text = ascii::trim_whitespace(text.substr(5));
+        if (!text.starts_with('/') || text.find_first_of(" \t") != std::string_view::npos)
+            return p.fail_value(open, "expected one path starting with '/' after 'exact'");
+        route.path = text;
+        return true;
+    }
+    std::string message;
+    const std::optional<PathPattern> pattern = PathPattern::compile(text, message);
+    // A bare word would be a name pattern: more likely a prefix without
+    // its '/' than a route for every file of that name.
+    const bool wildcard = text.find_first_of("*?{") != std::string_view::npos;
+    if (!text.starts_with('/') && !wildcard) return p.path_prefix(open, std::string(text));
+    if (pattern && pattern->form() == PathPattern::Form::prefix) {
+        route.path = text;
+        return p.path_prefix(open, route.path);
+    }
+    if (!pattern || text.find_first_of(" \t") != std::string_view::npos)
+        return p.fail_value(
+            open, "expected a path prefix, 'exact /path' or a pattern after '" + open.s.key + "'" +
+                      (pattern ? std::string() : ", not '" + std::string(text) + "': " + message));
+    route.kind = Route::Kind::pattern;
+    route.path = text;
+    return true;
+}
+
 template <class H, const auto& Keys, const char* (*Needs)(const H&) = needs_nothing<H>,
           const SubSections<H>& Sub = kNoSubSections<H>>
 bool read_handler(Parser& p, Site& site, const Located& open, const HandlerSection& kind) {
     H h;
-    h.prefix = open.s.argument;
-    if (!p.path_prefix(open, h.prefix)) return false;
-    if (!p.block(h, Keys, kind.where, Sub.read, Sub.names)) return false;
-    if (const char* missing = Needs(h))
+    if (!read_route(p, open, h.route)) return false;
+    if (!p.block(h, Keys, kind.where, handler_section<H, Sub>, Sub.names,
+                 std::span<const Key<HandlerCommon>>(kCommonKeys)))
+        return false;
+    const char* missing = common_needs(h);
+    if (!missing) missing = Needs(h);
+    if (missing)
         return p.fail(open, open.s.key_column,
                       std::string(kind.name) + " " + open.s.argument + " " + missing);
+    for (const Handler& other : site.handlers) {
+        const Route& taken = route_of(other);
+        if (taken.kind == h.route.kind && taken.path == h.route.path)
+            return p.fail(open, open.s.value_column,
+                          "another handler of this site has the route '" + open.s.argument + "'");
+    }
     site.handlers.emplace_back(std::move(h));
     return true;
 }
@@ -413,7 +644,7 @@ constexpr HandlerSection section(const char* name, const char* where) {
 const HandlerSection kHandlerSections[] = {
     section<ResponseHandler, kResponseKeys>("response", "a response handler"),
     section<RedirectHandler, kRedirectKeys, redirect_needs>("redirect", "a redirect handler"),
-    section<FilesHandler, kFilesKeys>("files", "a files handler"),
+    section<FilesHandler, kFilesKeys, files_needs>("files", "a files handler"),
     section<FastcgiHandler, kFastcgiKeys, fastcgi_needs, kFastcgiSections>("fastcgi",
                                                                            "a fastcgi handler"),
 };
@@ -433,6 +664,7 @@ const std::string& handler_names() {
 }
 
 bool site_section(Parser& p, Site& site, const Located& open) {
+    if (open.s.key == "headers") return headers_section(p, site.headers, open);
     for (const HandlerSection& kind : kHandlerSections)
         if (open.s.key == kind.name) return kind.read(p, site, open, kind);
     return false;
@@ -441,6 +673,9 @@ bool site_section(Parser& p, Site& site, const Located& open) {
 const Key<Site> kSiteKeys[] = {
     {"host", field<Site, &Site::hosts, &Parser::host_names>},
     {"root", field<Site, &Site::root, &Parser::text>},
+    {"error_page",
+     [](Parser& p, Site& site, const Located& at) { return error_page(p, site.error_pages, at); },
+     true},
 };
 
 const Key<Config> kTopKeys[] = {
@@ -493,8 +728,8 @@ bool top_section(Parser& p, Config& c, const Located& open) {
             return p.fail(open, open.s.value_column,
                           "site takes no argument: choose hosts with 'host = a.example b.example'");
         Site site;
-        if (!p.block(site, kSiteKeys, "a site", site_section, handler_names().c_str()))
-            return false;
+        static const std::string sections = "headers, " + handler_names();
+        if (!p.block(site, kSiteKeys, "a site", site_section, sections.c_str())) return false;
         // A site another one shadows would never see a request.
         for (const Site& earlier : c.sites) {
             if (site.hosts.empty() && earlier.hosts.empty())

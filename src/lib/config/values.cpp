@@ -36,8 +36,8 @@ struct Unit {
 } // namespace
 
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text, std::string& error) {
-    static constexpr std::array<Unit, 5> kUnits = {
-        {{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}, {"", 1000}}};
+    static constexpr std::array<Unit, 6> kUnits = {
+        {{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}, {"d", 86'400'000}, {"", 1000}}};
     constexpr auto kLimit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
     std::string_view unit;
     bool too_big = false;
@@ -50,7 +50,7 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text, s
             return std::nullopt;
         }
     }
-    error = "expected a duration such as 250ms, 15s, 2m or 1h, not '" + std::string(text) + "'";
+    error = "expected a duration such as 250ms, 15s, 2m, 1h or 7d, not '" + std::string(text) + "'";
     return std::nullopt;
 }
 

@@ -25,7 +25,7 @@ void redirect_to_directory(http::Exchange& exchange, std::string_view path) {
 }
 
 RedirectHandler::RedirectHandler(const config::RedirectHandler& config)
-    : Handler(config.prefix), to_(config.to), status_(config.status) {}
+    : Handler(config.route.path), to_(config.to), status_(config.status) {}
 
 void RedirectHandler::serve(http::Exchange& exchange) const {
     const http::Request& request = exchange.request();

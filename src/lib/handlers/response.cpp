@@ -5,7 +5,7 @@
 namespace weft::handlers {
 
 ResponseHandler::ResponseHandler(const config::ResponseHandler& config)
-    : Handler(config.prefix), status_(config.status), body_(config.body) {
+    : Handler(config.route.path), status_(config.status), body_(config.body) {
     // Checked here once, then copied as it is into every response.
     if (!config.content_type.empty() &&
         config.content_type.find_first_of("\r\n") == std::string::npos)

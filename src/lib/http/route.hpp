@@ -5,7 +5,7 @@
 // tries a site's exact routes first, then its patterns in the order written,
 // then the longest prefix.
 
-#include "http/path_pattern.hpp"
+#include "util/path_pattern.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -1,8 +1,8 @@
 #include "http/router.hpp"
 
-#include "http/path_pattern.hpp"
 #include "http/request.hpp"
 #include "util/ascii.hpp"
+#include "util/path_pattern.hpp"
 
 #include <algorithm>
 

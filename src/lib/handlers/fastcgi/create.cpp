@@ -16,7 +16,7 @@ std::unique_ptr<http::Handler> create(const config::FastcgiHandler& config,
                                       const BuildContext& context, std::string& error) {
     using State = FastcgiHandler::State;
     auto state = std::make_unique<State>();
-    state->name = "fastcgi " + config.prefix;
+    state->name = "fastcgi " + config.route.path;
     state->server_name = context.site_name();
     std::string root(context.root(config.root));
     state->description = "PHP from " + root + " via " +
@@ -50,7 +50,7 @@ std::unique_ptr<http::Handler> create(const config::FastcgiHandler& config,
 
     if (config.static_files) {
         config::FilesHandler files;
-        files.prefix = config.prefix;
+        files.route.path = config.route.path;
         files.root = root;
         // The static handler's index: the list's names that are no script
         // (the resolver runs the scripts), else index.html.
@@ -79,7 +79,7 @@ std::unique_ptr<http::Handler> create(const config::FastcgiHandler& config,
     state->buffers = static_cast<std::size_t>(
         std::clamp<std::uint64_t>(config.buffers, ScriptCall::kMinRead, std::uint64_t{1} << 30));
     state->max_temp_file_size = config.max_temp_file_size;
-    return std::make_unique<FastcgiHandler>(std::move(state), config.prefix);
+    return std::make_unique<FastcgiHandler>(std::move(state), config.route.path);
 }
 
 } // namespace weft::handlers

@@ -17,7 +17,7 @@ std::atomic<std::uint64_t> next_handler_id{1};
 std::unique_ptr<http::Handler> create(const config::FilesHandler& config,
                                       const BuildContext& context, std::string& error) {
     const std::string root(context.root(config.root));
-    const std::string name = "files " + config.prefix + ": ";
+    const std::string name = "files " + config.route.path + ": ";
     if (root.empty()) {
         error = name + "no root: set one in the handler or its site";
         return nullptr;
@@ -39,7 +39,7 @@ std::unique_ptr<http::Handler> create(const config::FilesHandler& config,
     state->cache_control = config.cache_control;
     for (const std::string& prefix : config.deny) state->deny.push_back(normalised_prefix(prefix));
     state->id = next_handler_id.fetch_add(1, std::memory_order_relaxed);
-    return std::make_unique<FilesHandler>(std::move(state), config.prefix);
+    return std::make_unique<FilesHandler>(std::move(state), config.route.path);
 }
 
 } // namespace weft::handlers

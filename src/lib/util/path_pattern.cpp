@@ -1,9 +1,9 @@
-#include "http/path_pattern.hpp"
+#include "util/path_pattern.hpp"
 
 #include <bit>
 #include <span>
 
-namespace weft::http {
+namespace weft {
 
 namespace {
 
@@ -262,4 +262,4 @@ bool PathPattern::automaton_matches(std::string_view middle) const {
     return !(active & finals_).empty();
 }
 
-} // namespace weft::http
+} // namespace weft

@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-namespace weft::http {
+namespace weft {
 
 // Whether `prefix` names `path` or a path below it, on segment
 // boundaries. Inline, and spelled with memcmp rather than starts_with(): the
@@ -107,4 +107,4 @@ private:
     StateSet finals_;
 };
 
-} // namespace weft::http
+} // namespace weft
