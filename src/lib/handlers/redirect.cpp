@@ -24,8 +24,8 @@ void redirect_to_directory(http::Exchange& exchange, std::string_view path) {
     exchange.send("301 Moved Permanently\n");
 }
 
-RedirectHandler::RedirectHandler(const config::RedirectHandler& config)
-    : Handler(config.route.path), to_(config.to), status_(config.status) {}
+RedirectHandler::RedirectHandler(const config::RedirectHandler& config, http::Route route)
+    : Handler(std::move(route)), to_(config.to), status_(config.status) {}
 
 void RedirectHandler::serve(http::Exchange& exchange) const {
     const http::Request& request = exchange.request();
@@ -83,8 +83,10 @@ std::string RedirectHandler::describe() const {
 }
 
 std::unique_ptr<http::Handler> create(const config::RedirectHandler& config, const BuildContext&,
-                                      std::string&) {
-    return std::make_unique<RedirectHandler>(config);
+                                      std::string& error) {
+    std::optional<http::Route> route = handlers::route(config.route, error);
+    if (!route) return nullptr;
+    return std::make_unique<RedirectHandler>(config, std::move(*route));
 }
 
 } // namespace weft::handlers

@@ -23,7 +23,7 @@ void redirect_to_directory(http::Exchange& exchange, std::string_view path);
 
 class RedirectHandler final : public http::Handler {
 public:
-    explicit RedirectHandler(const config::RedirectHandler& config);
+    RedirectHandler(const config::RedirectHandler& config, http::Route route);
     void serve(http::Exchange& exchange) const override;
     std::string describe() const override;
 
