@@ -13,7 +13,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import WEFT, ServerTestCase  # noqa: E402
+from http_support import WEFT, ServerTestCase, write  # noqa: E402
 
 # Handlers are written in an order that is not the lookup's: the exact
 # routes last, a prefix before the patterns that take paths beneath it.
@@ -55,12 +55,6 @@ site {
     }
 }
 """
-
-
-def write(path, data):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(data)
 
 
 class Routes(ServerTestCase):
