@@ -7,9 +7,10 @@
 //                   starts with it.
 //   /w/*.php        a glob (starts with '/', has a wildcard): the whole path.
 //   *.less, README* a name pattern (no leading '/'): the path's last segment.
-// Wildcards: `*` a run of bytes without '/', `**` any run, `?` one byte but
-// '/', `{a,b,}` one of the alternatives (not nested; each may hold wildcards;
-// one may be empty), `\x` is x itself. Case-sensitive, as paths are.
+// Wildcards: `*` a run of bytes without '/', `**` any run (between two '/',
+// none or any number of directories: /a/**/b.md matches /a/b.md and
+// /a/x/y/b.md), `?` one byte but '/', `{a,b,}` one of the alternatives (not nested; each may hold
+// wildcards; one may be empty), `\x` is x itself. Case-sensitive, as paths are.
 //
 // Compiled once at load into a position automaton (no epsilon moves) of at
 // most 128 states, simulated over a bitset: matching is linear in the path,
@@ -86,6 +87,7 @@ private:
         empty,     // nothing: a literal name
         any,       // `**`
         segment,   // `*`
+        dirs,      // `/**/`'s `**/`
         automaton, // anything else
     };
 
