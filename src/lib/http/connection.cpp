@@ -67,6 +67,8 @@ struct Admission {
     std::uint16_t status;
     const Handler* handler;
     std::string_view path; // normalised, once it could be
+    // The handler's response rules, or the site's for a refusal.
+    const ResponseRules* rules = nullptr;
 };
 
 // Any method (a token: the parser saw to that) goes to the handler:
@@ -77,14 +79,16 @@ Admission admit(const Request& request, const ServerOptions& options, const Rout
                 char* scratch, std::size_t size) {
     using Verdict = Admission::Verdict;
     const std::string_view raw = request.path;
-    if (request.content_length > options.max_request_body) return {Verdict::refuse, 413, {}, raw};
+    // Refusals get the site's error pages.
+    if (request.content_length > options.max_request_body)
+        return {Verdict::refuse, 413, {}, raw, router.site_rules(request.host)};
     if (raw == "*") return {Verdict::options, 0, {}, raw};
-    if (raw.size() > size) return {Verdict::refuse, 414, {}, raw};
+    if (raw.size() > size) return {Verdict::refuse, 414, {}, raw, router.site_rules(request.host)};
     const std::optional<std::string_view> path = normalize_path(raw, scratch);
-    if (!path) return {Verdict::refuse, 400, {}, raw};
+    if (!path) return {Verdict::refuse, 400, {}, raw, router.site_rules(request.host)};
     const Handler* handler = router.route(request.host, *path);
-    if (!handler) return {Verdict::refuse, 404, {}, *path};
-    return {Verdict::serve, 0, handler, *path};
+    if (!handler) return {Verdict::refuse, 404, {}, *path, router.site_rules(request.host)};
+    return {Verdict::serve, 0, handler, *path, handler->rules()};
 }
 
 } // namespace
@@ -256,7 +260,7 @@ Connection::Next Connection::handle(std::size_t head_size) {
     // one (BodyReader::start).
     body_.start(request_, head_size);
     const Admission admission = admit(request_, options_, server_.router, path_, sizeof path_);
-    Exchange exchange(socket_, body_, server_.router, request_, admission.path);
+    Exchange exchange(socket_, body_, server_.router, request_, admission.path, admission.rules);
     if (admission.verdict == Admission::Verdict::serve) {
         admission.handler->serve(exchange);
         if (!exchange.finished()) {

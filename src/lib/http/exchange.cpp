@@ -2,6 +2,7 @@
 
 #include "http/body_reader.hpp"
 #include "http/date.hpp"
+#include "http/router.hpp"
 #include "http/status.hpp"
 #include "loop/loop.hpp"
 #include "util/ascii.hpp"
@@ -11,6 +12,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 namespace weft::http {
 
@@ -85,14 +87,29 @@ bool has_line_break(std::string_view text) {
 
 // Removes the lines of field `name` from `size` bytes of field lines
 // ("Name: value\r\n" each) at `fields`; returns the size left.
+// The length of the field line at `line` (of `left` bytes), and whether it
+// is a field named `name`.
+std::size_t field_line(const char* line, std::size_t left, std::string_view name, bool& match) {
+    const auto* lf = static_cast<const char*>(std::memchr(line, '\n', left));
+    const std::size_t length = lf ? static_cast<std::size_t>(lf - line) + 1 : left;
+    match = length > name.size() && line[name.size()] == ':' &&
+            ascii::equals_ignoring_case({line, name.size()}, name);
+    return length;
+}
+
+bool has_field(const char* fields, std::size_t size, std::string_view name) {
+    bool match = false;
+    for (std::size_t at = 0; at < size && !match;)
+        at += field_line(fields + at, size - at, name, match);
+    return match;
+}
+
 std::size_t drop_field(char* fields, std::size_t size, std::string_view name) {
     std::size_t kept = 0;
     for (std::size_t at = 0; at < size;) {
         const char* line = fields + at;
-        const auto* lf = static_cast<const char*>(std::memchr(line, '\n', size - at));
-        const std::size_t length = lf ? static_cast<std::size_t>(lf - line) + 1 : size - at;
-        const bool match = length > name.size() && line[name.size()] == ':' &&
-                           ascii::equals_ignoring_case({line, name.size()}, name);
+        bool match = false;
+        const std::size_t length = field_line(line, size - at, name, match);
         if (!match) {
             std::memmove(fields + kept, line, length);
             kept += length;
@@ -112,7 +129,7 @@ void Exchange::header(std::string_view name, std::string_view value) {
         return;
     }
     const std::size_t need = name.size() + value.size() + 4;
-    if (head_size_ + need > kHeadCapacity) {
+    if (head_size_ + need > kFieldCapacity) {
         overflow_ = true;
         return;
     }
@@ -125,7 +142,7 @@ void Exchange::header(std::string_view name, std::string_view value) {
 }
 
 void Exchange::header_lines(std::string_view lines) {
-    if (head_size_ + lines.size() > kHeadCapacity) {
+    if (head_size_ + lines.size() > kFieldCapacity) {
         overflow_ = true;
         return;
     }
@@ -134,6 +151,9 @@ void Exchange::header_lines(std::string_view lines) {
 }
 
 int Exchange::fail(int error) {
+    // An error page's handler that fails before sending leaves the
+    // exchange to the built-in page.
+    if (page_status_ && state_ == State::fresh) return error;
     if (state_ != State::handed_over) state_ = State::failed;
     close_after_ = true;
     return error;
@@ -146,24 +166,25 @@ int Exchange::send_head(std::uint64_t length, std::string_view body, bool more,
         std::fprintf(
             stderr,
             "weft: a response field held CR or LF, or the fields passed %zu bytes, for %.*s: 500\n",
-            kHeadCapacity, static_cast<int>(path_.size()), path_.data());
+            kFieldCapacity, static_cast<int>(path_.size()), path_.data());
         head_size_ = 0;
         overflow_ = false;
         return send_error(500);
     }
+    if (rules_) apply_rules();
     const bool no_body = status_has_no_body(status_);
     if (no_body) {
         length = 0;
         body = {};
     } else if (length == kUnknownLength && !is_head()) {
         // HTTP/1.0 has no chunks: the body ends when the connection does.
-        if (request_.minor >= 1) {
+        if (request_->minor >= 1) {
             chunked_ = true;
         } else {
             close_after_ = true;
         }
     }
-    if (!request_.keep_alive || body_.awaits_continue()) close_after_ = true;
+    if (!request_->keep_alive || body_.awaits_continue()) close_after_ = true;
     if (Loop* loop = Loop::current(); loop && loop->stopping()) close_after_ = true;
 
     char lead[kLeadRoom];
@@ -179,7 +200,7 @@ int Exchange::send_head(std::uint64_t length, std::string_view body, bool more,
     char* tail = fields_end();
     if (close_after_) {
         tail = put(tail, "Connection: close\r\n");
-    } else if (request_.minor == 0) {
+    } else if (request_->minor == 0) {
         tail = put(tail, "Connection: keep-alive\r\n");
     }
     tail = put(tail, "\r\n");
@@ -242,8 +263,89 @@ int Exchange::send_file(int fd, off_t offset, std::uint64_t length) {
     return 0;
 }
 
+void Exchange::apply_rules() {
+    const ResponseRules& rules = *rules_;
+    if (page_status_) {
+        // An error page is not the resource its handler knows: no
+        // validators a cache or a later request could take for it.
+        status_ = page_status_;
+        for (std::string_view name : {"last-modified", "etag", "accept-ranges"})
+            head_size_ = drop_field(head_ + kLeadRoom, head_size_, name);
+    }
+    char* const fields = head_ + kLeadRoom;
+    for (const std::string& name : rules.drops) head_size_ = drop_field(fields, head_size_, name);
+    // The room past kFieldCapacity holds what follows (checked at load).
+    char* out = fields + head_size_;
+    if (!rules.cache_control_line.empty() && status_ < 400 &&
+        !has_field(fields, head_size_, "cache-control")) {
+        out = put(out, rules.cache_control_line);
+        if (rules.expires >= 0) {
+            out = put(out, "Expires: ");
+            out = put(out, http_date_after(rules.expires));
+            out = put(out, "\r\n");
+        }
+    }
+    out = put(out, rules.lines);
+    head_size_ = static_cast<std::size_t>(out - fields);
+}
+
+int Exchange::send_error_page(const ErrorPageTarget& page, int status) {
+    status_ = status;
+    if (page.from_file) {
+        header("Content-Type", page.content_type);
+        return send(page.body);
+    }
+    const Handler* handler = router_.route(request_->host, page.route);
+    if (!handler) return 1;
+    // The page as an internal GET (HEAD stays HEAD) of its path: nothing of
+    // the request that would change what it answers or read the body. On
+    // the heap: an error's path, and the page's handler runs on top of the
+    // one that failed, on the same stack.
+    auto internal = std::make_unique<Request>(*request_);
+    const bool head = is_head();
+    internal->method = head ? Method::head : Method::get;
+    internal->method_name = head ? "HEAD" : "GET";
+    internal->target = internal->path = page.route;
+    internal->query = {};
+    internal->content_length = 0;
+    internal->chunked = false;
+    internal->expect_continue = false;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < request_->header_count; ++i) {
+        const std::string_view name = request_->headers[i].name;
+        bool skip = false;
+        for (std::string_view dropped :
+             {"Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since",
+              "If-Unmodified-Since", "Content-Length", "Content-Type", "Transfer-Encoding",
+              "Expect", "Upgrade"})
+            skip = skip || ascii::equals_ignoring_case(name, dropped);
+        if (!skip) internal->headers[kept++] = request_->headers[i];
+    }
+    internal->header_count = kept;
+
+    const Request* const original = request_;
+    const std::string_view original_path = path_;
+    const std::size_t fields = head_size_;
+    request_ = internal.get();
+    path_ = page.route;
+    page_status_ = status;
+    handler->serve(*this);
+    page_status_ = 0;
+    request_ = original;
+    path_ = original_path;
+    if (state_ != State::fresh || abandoned_) return state_ == State::failed ? -EPIPE : 0;
+    // Nothing went: the built-in page, with the fields the handler set
+    // before the error (not the page's).
+    head_size_ = std::min(head_size_, fields);
+    overflow_ = false;
+    status_ = status;
+    return 1;
+}
+
 int Exchange::send_error(int status, std::string_view detail) {
     if (state_ != State::fresh) return fail(-EALREADY);
+    // The error page's handler's own error: the built-in page follows.
+    if (page_status_) return -ECANCELED;
     status_ = status;
     char body[512];
     const std::string_view text = status_text(status);
@@ -255,6 +357,12 @@ int Exchange::send_error(int status, std::string_view detail) {
     // that described that body go, the others (Allow for a 405) stay.
     head_size_ = drop_field(head_ + kLeadRoom, head_size_, "Content-Type");
     head_size_ = drop_field(head_ + kLeadRoom, head_size_, "Content-Encoding");
+    if (rules_) {
+        if (const ErrorPageTarget* page = rules_->error_page(status)) {
+            const int result = send_error_page(*page, status);
+            if (result <= 0) return result;
+        }
+    }
     header("Content-Type", "text/plain; charset=utf-8");
     return send({body, static_cast<std::size_t>(n)});
 }
@@ -401,12 +509,14 @@ int Exchange::finish() {
 }
 
 ssize_t Exchange::read_body(void* buffer, std::size_t n) {
+    if (page_status_) return 0; // an error page's request has no body
     return body_.read(buffer, n, responded());
 }
 
 int Exchange::switch_protocols(std::string_view protocol, HandOver& out) {
     if (state_ != State::fresh) return -EALREADY;
-    if (request_.minor == 0) return -EPROTO; // HTTP/1.0 has no Upgrade (RFC 9110 §7.8)
+    if (page_status_) return -EPERM; // an error page is no hand-over
+    if (request_->minor == 0) return -EPROTO; // HTTP/1.0 has no Upgrade (RFC 9110 §7.8)
     // Its bytes would be taken for the new protocol's.
     if (!body_.done() || body_.error()) return -EBUSY;
     header("Upgrade", protocol);

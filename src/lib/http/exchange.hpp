@@ -19,12 +19,18 @@
 // Every call returns 0 or -errno; after an error the connection is closed
 // and later calls fail at once, so a handler may ignore the results.
 //
+// The configuration's response rules (http/response_rules.hpp), when the
+// Connection passes them, go on every head but a 101's: fields dropped and
+// added, Cache-Control and Expires below 400; send_error() serves the
+// configured page for its status instead of the built-in one.
+//
 // The Exchange writes to the client through a ClientSocket and reads the body
 // through a BodyReader; the Connection that owns both runs the request loop
 // around it and knows nothing of what the handler does between.
 
 #include "http/client_socket.hpp"
 #include "http/request.hpp"
+#include "http/response_rules.hpp"
 
 #include <sys/types.h>
 
@@ -69,18 +75,20 @@ struct HandOver {
 class Exchange {
 public:
     Exchange(ClientSocket& socket, BodyReader& body, const Router& router, const Request& request,
-             std::string_view path)
-        : socket_(socket), body_(body), router_(router), request_(request), path_(path) {}
+             std::string_view path, const ResponseRules* rules = nullptr)
+        : socket_(socket), body_(body), router_(router), request_(&request), path_(path),
+          rules_(rules) {}
     Exchange(const Exchange&) = delete;
     Exchange& operator=(const Exchange&) = delete;
 
     // Room for the handler's field lines ("Name: value\r\n" each).
     static constexpr std::size_t kFieldCapacity = 4096;
 
-    const Request& request() const { return request_; }
+    // While an error page is served, the internal request for it.
+    const Request& request() const { return *request_; }
     // The request's path, percent-decoded and normalised (http/path.hpp).
     std::string_view path() const { return path_; }
-    bool is_head() const { return request_.method == Method::head; }
+    bool is_head() const { return request_->method == Method::head; }
 
     // --- the response head ---
     void status(int code) { status_ = code; }
@@ -111,7 +119,11 @@ public:
     // or -errno. The head always goes whole.
     ssize_t send_some(std::string_view body);
     int send_file(int fd, off_t offset, std::uint64_t length);
-    // The page reads "404 Not Found", then `detail` on a line of its own if
+    // The configured error page for `status`, if any (an in-memory file, or
+    // a path the site's handler for it serves, its status forced to
+    // `status`); else, or when that handler sends an error itself or
+    // nothing, the built-in page: never a second configured one.
+    // The built-in page reads "404 Not Found", then `detail` on a line of its own if
     // given. Fields the handler set go out with it (Allow for a 405), but
     // for those that described the body it replaces (Content-Type,
     // Content-Encoding).
@@ -180,12 +192,21 @@ private:
     // Right after the handler's fields: where Connection and the blank line go.
     char* fields_end() { return head_ + kLeadRoom + head_size_; }
     int fail(int error);
+    // The configuration's rules, on the head about to go (noinline: off the
+    // path of a response without rules).
+    [[gnu::noinline]] void apply_rules();
+    // The configured page for `status`: its result, or 1 when the built-in
+    // one must go instead.
+    [[gnu::noinline]] int send_error_page(const ErrorPageTarget& page, int status);
 
     ClientSocket& socket_;
     BodyReader& body_;
     const Router& router_;
-    const Request& request_;
+    const Request* request_;
     std::string_view path_;
+    const ResponseRules* rules_;
+    // While a route error page is served: the status it goes out with.
+    int page_status_ = 0;
     int status_ = 200;
     State state_ = State::fresh;
     bool close_after_ = false;
@@ -206,7 +227,9 @@ private:
     // head_[kLeadRoom...]; at sending, the status line, Server, Date and the
     // length go right before them and Connection and the blank line after.
     static constexpr std::size_t kLeadRoom = 192;
-    static constexpr std::size_t kHeadCapacity = kFieldCapacity;
+    // The handler's fields get kFieldCapacity; the rules' lines, checked
+    // at load, the rest.
+    static constexpr std::size_t kHeadCapacity = kFieldCapacity + ResponseRules::kMaxLines;
     static constexpr std::size_t kTailRoom = 32;
     std::size_t head_size_ = 0; // bytes of fields
     char head_[kLeadRoom + kHeadCapacity + kTailRoom];

@@ -4,6 +4,9 @@
 // shared by every loop, so serve() must not change it (per-loop state goes in
 // thread_local storage).
 
+#include "http/response_rules.hpp"
+
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -30,8 +33,14 @@ public:
     // prefix.
     virtual std::string describe() const = 0;
 
+    // What the configuration adds to its responses (headers, cache_control,
+    // expires, error_page), or nullptr for nothing; set once at build.
+    const ResponseRules* rules() const { return rules_.get(); }
+    void set_rules(std::unique_ptr<const ResponseRules> rules) { rules_ = std::move(rules); }
+
 private:
     std::string prefix_;
+    std::unique_ptr<const ResponseRules> rules_;
 };
 
 } // namespace weft::http
