@@ -75,7 +75,8 @@ bool read_whole_file(const std::string& path, std::string& out, std::string& err
     }
     char buffer[16384];
     ssize_t n;
-    while ((n = ::read(fd, buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<std::size_t>(n));
+    while ((n = ::read(fd, buffer, sizeof buffer)) > 0)
+        out.append(buffer, static_cast<std::size_t>(n));
     if (n < 0) error = std::strerror(errno);
     ::close(fd);
     return n == 0;
@@ -97,8 +98,9 @@ bool build_response_rules(const config::HandlerCommon* common, const BuildContex
                           std::unique_ptr<const http::ResponseRules>& out, std::string& error) {
     const std::string name =
         common ? common->route.path + ": "
-               : "site " + std::string(context.site_name().empty() ? "(default)"
-                                                                   : context.site_name()) + ": ";
+               : "site " +
+                     std::string(context.site_name().empty() ? "(default)" : context.site_name()) +
+                     ": ";
     const std::vector<config::HeaderEdit> none_edits;
     const std::vector<config::ErrorPage> none_pages;
     const std::vector<config::HeaderEdit>& own_edits = common ? common->headers : none_edits;
@@ -109,16 +111,17 @@ bool build_response_rules(const config::HandlerCommon* common, const BuildContex
     // the handler's.
     std::vector<const config::HeaderEdit*> edits;
     for (const config::HeaderEdit& edit : context.site.headers)
-        if (std::none_of(own_edits.begin(), own_edits.end(),
-                         [&](const config::HeaderEdit& own) { return same_name(own.name, edit.name); }))
+        if (std::none_of(own_edits.begin(), own_edits.end(), [&](const config::HeaderEdit& own) {
+                return same_name(own.name, edit.name);
+            }))
             edits.push_back(&edit);
     for (const config::HeaderEdit& edit : own_edits) edits.push_back(&edit);
     bool sets_cache_control = false;
     for (const config::HeaderEdit* edit : edits) {
         using Op = config::HeaderEdit::Op;
         std::string lower = lowercase(edit->name);
-        if (edit->op != Op::add && std::find(rules->drops.begin(), rules->drops.end(), lower) ==
-                                       rules->drops.end())
+        if (edit->op != Op::add &&
+            std::find(rules->drops.begin(), rules->drops.end(), lower) == rules->drops.end())
             rules->drops.push_back(lower);
         if (edit->op != Op::remove) {
             rules->lines.append(edit->name).append(": ").append(edit->value).append("\r\n");

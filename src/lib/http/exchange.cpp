@@ -515,7 +515,7 @@ ssize_t Exchange::read_body(void* buffer, std::size_t n) {
 
 int Exchange::switch_protocols(std::string_view protocol, HandOver& out) {
     if (state_ != State::fresh) return -EALREADY;
-    if (page_status_) return -EPERM; // an error page is no hand-over
+    if (page_status_) return -EPERM;          // an error page is no hand-over
     if (request_->minor == 0) return -EPROTO; // HTTP/1.0 has no Upgrade (RFC 9110 §7.8)
     // Its bytes would be taken for the new protocol's.
     if (!body_.done() || body_.error()) return -EBUSY;
