@@ -289,6 +289,7 @@ Connection::Next Connection::handle(std::size_t head_size) {
         if (admission.status == 413) exchange.close_after();
         exchange.send_error(admission.status);
     }
+    exchange.send_pending_page();
     Next next = body_.finish(exchange.closing()) ? Next::keep_alive : Next::linger;
     if (!exchange.finished()) next = Next::close; // a body cut short: only closing tells
     if (server_.access_log) log(exchange);

@@ -87,31 +87,27 @@ bool has_line_break(std::string_view text) {
 
 // Removes the lines of field `name` from `size` bytes of field lines
 // ("Name: value\r\n" each) at `fields`; returns the size left.
-// The length of the field line at `line` (of `left` bytes), and whether it
-// is a field named `name`.
-std::size_t field_line(const char* line, std::size_t left, std::string_view name, bool& match) {
+// The length of the field line at `line`, of `left` bytes.
+std::size_t line_length(const char* line, std::size_t left) {
     const auto* lf = static_cast<const char*>(std::memchr(line, '\n', left));
-    const std::size_t length = lf ? static_cast<std::size_t>(lf - line) + 1 : left;
-    match = length > name.size() && line[name.size()] == ':' &&
-            ascii::equals_ignoring_case({line, name.size()}, name);
-    return length;
+    return lf ? static_cast<std::size_t>(lf - line) + 1 : left;
 }
 
-bool has_field(const char* fields, std::size_t size, std::string_view name) {
-    bool match = false;
-    for (std::size_t at = 0; at < size && !match;)
-        at += field_line(fields + at, size - at, name, match);
-    return match;
+// Whether the field line [line, line + length) is a field named `name`.
+bool names_field(const char* line, std::size_t length, std::string_view name) {
+    return length > name.size() && line[name.size()] == ':' &&
+           ascii::equals_ignoring_case({line, name.size()}, name);
 }
 
+// Removes the lines of field `name` from `size` bytes of field lines
+// ("Name: value\r\n" each) at `fields`; returns the size left.
 std::size_t drop_field(char* fields, std::size_t size, std::string_view name) {
     std::size_t kept = 0;
     for (std::size_t at = 0; at < size;) {
         const char* line = fields + at;
-        bool match = false;
-        const std::size_t length = field_line(line, size - at, name, match);
-        if (!match) {
-            std::memmove(fields + kept, line, length);
+        const std::size_t length = line_length(line, size - at);
+        if (!names_field(line, length, name)) {
+            if (kept != at) std::memmove(fields + kept, line, length);
             kept += length;
         }
         at += length;
@@ -154,6 +150,7 @@ int Exchange::fail(int error) {
     // An error page's handler that fails before sending leaves the
     // exchange to the built-in page.
     if (page_status_ && state_ == State::fresh) return error;
+    if (state_ == State::page_pending) return -ECANCELED;
     if (state_ != State::handed_over) state_ = State::failed;
     close_after_ = true;
     return error;
@@ -273,11 +270,29 @@ void Exchange::apply_rules() {
             head_size_ = drop_field(head_ + kLeadRoom, head_size_, name);
     }
     char* const fields = head_ + kLeadRoom;
-    for (const std::string& name : rules.drops) head_size_ = drop_field(fields, head_size_, name);
+    const bool caches = !rules.cache_control_line.empty() && status_ < 400;
+    bool own_cache_control = false;
+    if (caches || !rules.drops.empty()) {
+        // One pass over the handler's fields: the rules' names go, and
+        // whether a Cache-Control of its own stays is noted.
+        std::size_t kept = 0;
+        for (std::size_t at = 0; at < head_size_;) {
+            char* const line = fields + at;
+            const std::size_t length = line_length(line, head_size_ - at);
+            at += length;
+            bool dropped = false;
+            for (const std::string& name : rules.drops)
+                if ((dropped = names_field(line, length, name))) break;
+            if (dropped) continue;
+            own_cache_control = own_cache_control || names_field(line, length, "cache-control");
+            if (fields + kept != line) std::memmove(fields + kept, line, length);
+            kept += length;
+        }
+        head_size_ = kept;
+    }
     // The room past kFieldCapacity holds what follows (checked at load).
     char* out = fields + head_size_;
-    if (!rules.cache_control_line.empty() && status_ < 400 &&
-        !has_field(fields, head_size_, "cache-control")) {
+    if (caches && !own_cache_control) {
         out = put(out, rules.cache_control_line);
         if (rules.expires >= 0) {
             out = put(out, "Expires: ");
@@ -289,57 +304,55 @@ void Exchange::apply_rules() {
     head_size_ = static_cast<std::size_t>(out - fields);
 }
 
-int Exchange::send_error_page(const ErrorPageTarget& page, int status) {
-    status_ = status;
-    if (page.from_file) {
-        header("Content-Type", page.content_type);
-        return send(page.body);
-    }
+void Exchange::serve_pending_page() {
+    const ErrorPageTarget& page = *pending_page_;
+    const int status = status_;
+    state_ = State::fresh;
+    if (abandoned_) return;
     const Handler* handler = router_.route(request_->host, page.route);
-    if (!handler) return 1;
-    // The page as an internal GET (HEAD stays HEAD) of its path: nothing of
-    // the request that would change what it answers or read the body. On
-    // the heap: an error's path, and the page's handler runs on top of the
-    // one that failed, on the same stack.
-    auto internal = std::make_unique<Request>(*request_);
-    const bool head = is_head();
-    internal->method = head ? Method::head : Method::get;
-    internal->method_name = head ? "HEAD" : "GET";
-    internal->target = internal->path = page.route;
-    internal->query = {};
-    internal->content_length = 0;
-    internal->chunked = false;
-    internal->expect_continue = false;
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < request_->header_count; ++i) {
-        const std::string_view name = request_->headers[i].name;
-        bool skip = false;
-        for (std::string_view dropped :
-             {"Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since",
-              "If-Unmodified-Since", "Content-Length", "Content-Type", "Transfer-Encoding",
-              "Expect", "Upgrade"})
-            skip = skip || ascii::equals_ignoring_case(name, dropped);
-        if (!skip) internal->headers[kept++] = request_->headers[i];
-    }
-    internal->header_count = kept;
+    if (handler) {
+        // The page as an internal GET (HEAD stays HEAD) of its path: nothing
+        // of the request that would change what it answers or read the
+        // body. On the heap: an error's path.
+        auto internal = std::make_unique<Request>(*request_);
+        const bool head = is_head();
+        internal->method = head ? Method::head : Method::get;
+        internal->method_name = head ? "HEAD" : "GET";
+        internal->target = internal->path = page.route;
+        internal->query = {};
+        internal->content_length = 0;
+        internal->chunked = false;
+        internal->expect_continue = false;
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < request_->header_count; ++i) {
+            const std::string_view name = request_->headers[i].name;
+            bool skip = false;
+            for (std::string_view dropped :
+                 {"Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since",
+                  "If-Unmodified-Since", "Content-Length", "Content-Type", "Transfer-Encoding",
+                  "Expect", "Upgrade"})
+                skip = skip || ascii::equals_ignoring_case(name, dropped);
+            if (!skip) internal->headers[kept++] = request_->headers[i];
+        }
+        internal->header_count = kept;
 
-    const Request* const original = request_;
-    const std::string_view original_path = path_;
-    const std::size_t fields = head_size_;
-    request_ = internal.get();
-    path_ = page.route;
-    page_status_ = status;
-    handler->serve(*this);
-    page_status_ = 0;
-    request_ = original;
-    path_ = original_path;
-    if (state_ != State::fresh || abandoned_) return state_ == State::failed ? -EPIPE : 0;
-    // Nothing went: the built-in page, with the fields the handler set
-    // before the error (not the page's).
-    head_size_ = std::min(head_size_, fields);
-    overflow_ = false;
-    status_ = status;
-    return 1;
+        const Request* const original = request_;
+        const std::string_view original_path = path_;
+        const std::size_t fields = head_size_;
+        request_ = internal.get();
+        path_ = page.route;
+        page_status_ = status;
+        handler->serve(*this);
+        page_status_ = 0;
+        request_ = original;
+        path_ = original_path;
+        if (state_ != State::fresh || abandoned_) return;
+        // Nothing went: the built-in page, with the fields the handler set
+        // before the error (not the page's).
+        head_size_ = std::min(head_size_, fields);
+        overflow_ = false;
+    }
+    send_error(status); // pending_page_ stays: not this page again
 }
 
 int Exchange::send_error(int status, std::string_view detail) {
@@ -357,10 +370,15 @@ int Exchange::send_error(int status, std::string_view detail) {
     // that described that body go, the others (Allow for a 405) stay.
     head_size_ = drop_field(head_ + kLeadRoom, head_size_, "Content-Type");
     head_size_ = drop_field(head_ + kLeadRoom, head_size_, "Content-Encoding");
-    if (rules_) {
+    if (rules_ && !pending_page_) {
         if (const ErrorPageTarget* page = rules_->error_page(status)) {
-            const int result = send_error_page(*page, status);
-            if (result <= 0) return result;
+            if (page->from_file) {
+                header("Content-Type", page->content_type);
+                return send(page->body);
+            }
+            pending_page_ = page;
+            state_ = State::page_pending;
+            return 0;
         }
     }
     header("Content-Type", "text/plain; charset=utf-8");

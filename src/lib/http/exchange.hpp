@@ -119,10 +119,11 @@ public:
     // or -errno. The head always goes whole.
     ssize_t send_some(std::string_view body);
     int send_file(int fd, off_t offset, std::uint64_t length);
-    // The configured error page for `status`, if any (an in-memory file, or
+    // The configured error page for `status`, if any: an in-memory file, or
     // a path the site's handler for it serves, its status forced to
-    // `status`); else, or when that handler sends an error itself or
-    // nothing, the built-in page: never a second configured one.
+    // `status`, once the handler has returned (send_pending_page()); else,
+    // or when that handler sends an error itself or nothing, the built-in
+    // page: never a second configured one.
     // The built-in page reads "404 Not Found", then `detail` on a line of its own if
     // given. Fields the handler set go out with it (Allow for a 405), but
     // for those that described the body it replaces (Content-Type,
@@ -142,6 +143,14 @@ public:
     // Some bytes, 0 at its end, or -errno. Sends 100 Continue first when the
     // client asked for it.
     ssize_t read_body(void* buffer, std::size_t n);
+
+    // Serves the route error page send_error() left pending, if any: the
+    // Connection calls it when the handler has returned, so that the
+    // page's handler runs on the stack where the first one ran, not above
+    // it (two files handlers' frames on top of each other pass 64 KiB).
+    void send_pending_page() {
+        if (state_ == State::page_pending) serve_pending_page();
+    }
 
     // Pushes out responses held back for pipelining: call it before waiting on
     // anything but the client (a backend, a timer).
@@ -173,7 +182,16 @@ public:
     const Router& router() const { return router_; }
 
 private:
-    enum class State : std::uint8_t { fresh, streaming, finished, failed, handed_over };
+    // page_pending: send_error() chose a route error page; every call fails
+    // (-ECANCELED) until send_pending_page() serves it.
+    enum class State : std::uint8_t {
+        fresh,
+        streaming,
+        finished,
+        failed,
+        handed_over,
+        page_pending
+    };
 
     // With `taken`, the body only as far as the socket takes it now.
     int send_head(std::uint64_t length, std::string_view body, bool more,
@@ -195,9 +213,7 @@ private:
     // The configuration's rules, on the head about to go (noinline: off the
     // path of a response without rules).
     [[gnu::noinline]] void apply_rules();
-    // The configured page for `status`: its result, or 1 when the built-in
-    // one must go instead.
-    [[gnu::noinline]] int send_error_page(const ErrorPageTarget& page, int status);
+    [[gnu::noinline]] void serve_pending_page();
 
     ClientSocket& socket_;
     BodyReader& body_;
@@ -207,6 +223,7 @@ private:
     const ResponseRules* rules_;
     // While a route error page is served: the status it goes out with.
     int page_status_ = 0;
+    const ErrorPageTarget* pending_page_ = nullptr;
     int status_ = 200;
     State state_ = State::fresh;
     bool close_after_ = false;
