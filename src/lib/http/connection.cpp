@@ -67,8 +67,6 @@ struct Admission {
     std::uint16_t status;
     const Handler* handler;
     std::string_view path; // normalised, once it could be
-    // The handler's response rules, or the site's for a refusal.
-    const ResponseRules* rules = nullptr;
 };
 
 // Any method (a token: the parser saw to that) goes to the handler:
@@ -79,16 +77,14 @@ Admission admit(const Request& request, const ServerOptions& options, const Rout
                 char* scratch, std::size_t size) {
     using Verdict = Admission::Verdict;
     const std::string_view raw = request.path;
-    // Refusals get the site's error pages.
-    if (request.content_length > options.max_request_body)
-        return {Verdict::refuse, 413, {}, raw, router.site_rules(request.host)};
+    if (request.content_length > options.max_request_body) return {Verdict::refuse, 413, {}, raw};
     if (raw == "*") return {Verdict::options, 0, {}, raw};
-    if (raw.size() > size) return {Verdict::refuse, 414, {}, raw, router.site_rules(request.host)};
+    if (raw.size() > size) return {Verdict::refuse, 414, {}, raw};
     const std::optional<std::string_view> path = normalize_path(raw, scratch);
-    if (!path) return {Verdict::refuse, 400, {}, raw, router.site_rules(request.host)};
+    if (!path) return {Verdict::refuse, 400, {}, raw};
     const Handler* handler = router.route(request.host, *path);
-    if (!handler) return {Verdict::refuse, 404, {}, *path, router.site_rules(request.host)};
-    return {Verdict::serve, 0, handler, *path, handler->rules()};
+    if (!handler) return {Verdict::refuse, 404, {}, *path};
+    return {Verdict::serve, 0, handler, *path};
 }
 
 } // namespace
@@ -260,10 +256,14 @@ Connection::Next Connection::handle(std::size_t head_size) {
     // one (BodyReader::start).
     body_.start(request_, head_size);
     const Admission admission = admit(request_, options_, server_.router, path_, sizeof path_);
-    Exchange exchange(socket_, body_, server_.router, request_, admission.path, admission.rules);
+    Exchange exchange(socket_, body_, server_.router, request_, admission.path);
     if (admission.verdict == Admission::Verdict::serve) {
+        exchange.set_rules(admission.handler->rules());
         admission.handler->serve(exchange);
         if (!exchange.finished()) {
+            // A route error page is served here, on this stack, not above
+            // the handler that chose it.
+            exchange.send_pending_page();
             if (exchange.handed_over()) {
                 // The socket is the handler's: nothing more is read or
                 // written here, and the loop closes it when the coroutine
@@ -278,6 +278,7 @@ Connection::Next Connection::handle(std::size_t head_size) {
                                    : error == -EPROTO    ? 400
                                                          : 500;
                 exchange.send_error(status);
+                exchange.send_pending_page();
             }
         }
     } else if (admission.verdict == Admission::Verdict::options) {
@@ -287,9 +288,11 @@ Connection::Next Connection::handle(std::size_t head_size) {
     } else {
         // A body we will not read (413) would be taken for the next request.
         if (admission.status == 413) exchange.close_after();
+        // Refusals get the site's rules and error pages.
+        exchange.set_rules(server_.router.site_rules(request_.host));
         exchange.send_error(admission.status);
+        exchange.send_pending_page();
     }
-    exchange.send_pending_page();
     Next next = body_.finish(exchange.closing()) ? Next::keep_alive : Next::linger;
     if (!exchange.finished()) next = Next::close; // a body cut short: only closing tells
     if (server_.access_log) log(exchange);

@@ -149,7 +149,7 @@ void Exchange::header_lines(std::string_view lines) {
 int Exchange::fail(int error) {
     // An error page's handler that fails before sending leaves the
     // exchange to the built-in page.
-    if (page_status_ && state_ == State::fresh) return error;
+    if (serving_page_ && state_ == State::fresh) return error;
     if (state_ == State::page_pending) return -ECANCELED;
     if (state_ != State::handed_over) state_ = State::failed;
     close_after_ = true;
@@ -262,10 +262,10 @@ int Exchange::send_file(int fd, off_t offset, std::uint64_t length) {
 
 void Exchange::apply_rules() {
     const ResponseRules& rules = *rules_;
-    if (page_status_) {
+    if (serving_page_) {
         // An error page is not the resource its handler knows: no
         // validators a cache or a later request could take for it.
-        status_ = page_status_;
+        status_ = pending_page_->status;
         for (std::string_view name : {"last-modified", "etag", "accept-ranges"})
             head_size_ = drop_field(head_ + kLeadRoom, head_size_, name);
     }
@@ -306,7 +306,7 @@ void Exchange::apply_rules() {
 
 void Exchange::serve_pending_page() {
     const ErrorPageTarget& page = *pending_page_;
-    const int status = status_;
+    const int status = page.status;
     state_ = State::fresh;
     if (abandoned_) return;
     const Handler* handler = router_.route(request_->host, page.route);
@@ -341,9 +341,9 @@ void Exchange::serve_pending_page() {
         const std::size_t fields = head_size_;
         request_ = internal.get();
         path_ = page.route;
-        page_status_ = status;
+        serving_page_ = true;
         handler->serve(*this);
-        page_status_ = 0;
+        serving_page_ = false;
         request_ = original;
         path_ = original_path;
         if (state_ != State::fresh || abandoned_) return;
@@ -352,13 +352,13 @@ void Exchange::serve_pending_page() {
         head_size_ = std::min(head_size_, fields);
         overflow_ = false;
     }
-    send_error(status); // pending_page_ stays: not this page again
+    send_error(status); // page_chosen_: not this page again
 }
 
 int Exchange::send_error(int status, std::string_view detail) {
     if (state_ != State::fresh) return fail(-EALREADY);
     // The error page's handler's own error: the built-in page follows.
-    if (page_status_) return -ECANCELED;
+    if (serving_page_) return -ECANCELED;
     status_ = status;
     char body[512];
     const std::string_view text = status_text(status);
@@ -370,13 +370,14 @@ int Exchange::send_error(int status, std::string_view detail) {
     // that described that body go, the others (Allow for a 405) stay.
     head_size_ = drop_field(head_ + kLeadRoom, head_size_, "Content-Type");
     head_size_ = drop_field(head_ + kLeadRoom, head_size_, "Content-Encoding");
-    if (rules_ && !pending_page_) {
+    if (rules_ && !page_chosen_) {
         if (const ErrorPageTarget* page = rules_->error_page(status)) {
             if (page->from_file) {
                 header("Content-Type", page->content_type);
                 return send(page->body);
             }
             pending_page_ = page;
+            page_chosen_ = true;
             state_ = State::page_pending;
             return 0;
         }
@@ -527,13 +528,13 @@ int Exchange::finish() {
 }
 
 ssize_t Exchange::read_body(void* buffer, std::size_t n) {
-    if (page_status_) return 0; // an error page's request has no body
+    if (serving_page_) return 0; // an error page's request has no body
     return body_.read(buffer, n, responded());
 }
 
 int Exchange::switch_protocols(std::string_view protocol, HandOver& out) {
     if (state_ != State::fresh) return -EALREADY;
-    if (page_status_) return -EPERM;          // an error page is no hand-over
+    if (serving_page_) return -EPERM;         // an error page is no hand-over
     if (request_->minor == 0) return -EPROTO; // HTTP/1.0 has no Upgrade (RFC 9110 §7.8)
     // Its bytes would be taken for the new protocol's.
     if (!body_.done() || body_.error()) return -EBUSY;

@@ -75,11 +75,14 @@ struct HandOver {
 class Exchange {
 public:
     Exchange(ClientSocket& socket, BodyReader& body, const Router& router, const Request& request,
-             std::string_view path, const ResponseRules* rules = nullptr)
-        : socket_(socket), body_(body), router_(router), request_(&request), path_(path),
-          rules_(rules) {}
+             std::string_view path)
+        : socket_(socket), body_(body), router_(router), request_(&request), path_(path) {}
     Exchange(const Exchange&) = delete;
     Exchange& operator=(const Exchange&) = delete;
+
+    // The configuration's rules for this response (nullptr: none), before
+    // anything is sent.
+    void set_rules(const ResponseRules* rules) { rules_ = rules; }
 
     // Room for the handler's field lines ("Name: value\r\n" each).
     static constexpr std::size_t kFieldCapacity = 4096;
@@ -220,16 +223,18 @@ private:
     const Router& router_;
     const Request* request_;
     std::string_view path_;
-    const ResponseRules* rules_;
-    // While a route error page is served: the status it goes out with.
-    int page_status_ = 0;
-    const ErrorPageTarget* pending_page_ = nullptr;
+    const ResponseRules* rules_ = nullptr;
+    // The route error page chosen (valid once page_chosen_): its handler
+    // serves it in page_pending, then serving_page_.
+    const ErrorPageTarget* pending_page_;
     int status_ = 200;
     State state_ = State::fresh;
     bool close_after_ = false;
     bool abandoned_ = false;
     bool chunked_ = false;     // the body goes out in chunks
     bool overflow_ = false;    // a field did not fit, or held CR or LF: 500
+    bool page_chosen_ = false; // a route error page was: never a second
+    bool serving_page_ = false;
     std::uint64_t length_ = 0; // announced body length, or kUnknownLength
     std::uint64_t sent_ = 0;   // body bytes written so far
     // write_some()'s chunk under way: its data bytes not yet sent, and the

@@ -35,6 +35,11 @@ const Router::Site* Router::site_for(std::string_view host) const {
     return sites_.empty() ? nullptr : &sites_.front();
 }
 
+const ResponseRules* Router::site_rules(std::string_view host) const {
+    const Site* site = site_for(host);
+    return site ? site->rules.get() : nullptr;
+}
+
 const Handler* Router::route(std::string_view host, std::string_view path) const {
     const Site* site = site_for(host);
     if (!site) return nullptr;

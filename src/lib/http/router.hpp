@@ -33,10 +33,7 @@ public:
     const Handler* route(std::string_view host, std::string_view path) const;
 
     // The rules of the site for `host` (nullptr: none).
-    const ResponseRules* site_rules(std::string_view host) const {
-        const Site* site = site_for(host);
-        return site ? site->rules.get() : nullptr;
-    }
+    const ResponseRules* site_rules(std::string_view host) const;
 
 private:
     const Site* site_for(std::string_view host) const;
