@@ -286,12 +286,7 @@ Connection::Next Connection::handle(std::size_t head_size) {
         exchange.header("Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH");
         exchange.send({});
     } else {
-        // A body we will not read (413) would be taken for the next request.
-        if (admission.status == 413) exchange.close_after();
-        // Refusals get the site's rules and error pages.
-        exchange.set_rules(server_.router.site_rules(request_.host));
-        exchange.send_error(admission.status);
-        exchange.send_pending_page();
+        refuse(exchange, admission.status);
     }
     Next next = body_.finish(exchange.closing()) ? Next::keep_alive : Next::linger;
     if (!exchange.finished()) next = Next::close; // a body cut short: only closing tells
@@ -303,6 +298,15 @@ Connection::Next Connection::handle(std::size_t head_size) {
         next = !body_.done() || unread_input() ? Next::linger : Next::close;
     }
     return next;
+}
+
+void Connection::refuse(Exchange& exchange, int status) {
+    // A body we will not read (413) would be taken for the next request.
+    if (status == 413) exchange.close_after();
+    // Refusals get the site's rules and error pages.
+    exchange.set_rules(server_.router.site_rules(request_.host));
+    exchange.send_error(status);
+    exchange.send_pending_page();
 }
 
 Connection::Next Connection::answer_bad_request(int status, std::string_view reason) {

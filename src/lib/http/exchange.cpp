@@ -18,6 +18,9 @@ namespace weft::http {
 
 namespace {
 
+// "Expires: <date>\r\n"
+constexpr std::size_t kExpiresLineSize = 9 + kHttpDateLength + 2;
+
 // Appends `text` at `out`; the caller has made room.
 char* put(char* out, std::string_view text) {
     std::memcpy(out, text.data(), text.size());
@@ -168,7 +171,15 @@ int Exchange::send_head(std::uint64_t length, std::string_view body, bool more,
         overflow_ = false;
         return send_error(500);
     }
-    if (rules_) apply_rules();
+    if (rules_ && !apply_rules()) {
+        std::fprintf(stderr,
+                     "weft: the response's fields and the configured headers passed %zu bytes, "
+                     "for %.*s: 500\n",
+                     kHeadCapacity, static_cast<int>(path_.size()), path_.data());
+        head_size_ = 0;
+        rules_ = nullptr; // the 500 goes without them
+        return send_error(500);
+    }
     const bool no_body = status_has_no_body(status_);
     if (no_body) {
         length = 0;
@@ -260,7 +271,7 @@ int Exchange::send_file(int fd, off_t offset, std::uint64_t length) {
     return 0;
 }
 
-void Exchange::apply_rules() {
+bool Exchange::apply_rules() {
     const ResponseRules& rules = *rules_;
     if (serving_page_) {
         // An error page is not the resource its handler knows: no
@@ -290,9 +301,14 @@ void Exchange::apply_rules() {
         }
         head_size_ = kept;
     }
-    // The room past kFieldCapacity holds what follows (checked at load).
+    const bool adds_cache = caches && !own_cache_control;
+    const std::size_t need =
+        rules.lines.size() +
+        (adds_cache ? rules.cache_control_line.size() + (rules.expires >= 0 ? kExpiresLineSize : 0)
+                    : 0);
+    if (head_size_ + need > kHeadCapacity) return false;
     char* out = fields + head_size_;
-    if (caches && !own_cache_control) {
+    if (adds_cache) {
         out = put(out, rules.cache_control_line);
         if (rules.expires >= 0) {
             out = put(out, "Expires: ");
@@ -302,6 +318,7 @@ void Exchange::apply_rules() {
     }
     out = put(out, rules.lines);
     head_size_ = static_cast<std::size_t>(out - fields);
+    return true;
 }
 
 void Exchange::serve_pending_page() {

@@ -214,8 +214,9 @@ private:
     char* fields_end() { return head_ + kLeadRoom + head_size_; }
     int fail(int error);
     // The configuration's rules, on the head about to go (noinline: off the
-    // path of a response without rules).
-    [[gnu::noinline]] void apply_rules();
+    // path of a response without rules); false when its lines did not fit
+    // after the handler's fields.
+    [[gnu::noinline]] bool apply_rules();
     [[gnu::noinline]] void serve_pending_page();
 
     ClientSocket& socket_;
@@ -249,9 +250,10 @@ private:
     // head_[kLeadRoom...]; at sending, the status line, Server, Date and the
     // length go right before them and Connection and the blank line after.
     static constexpr std::size_t kLeadRoom = 192;
-    // The handler's fields get kFieldCapacity; the rules' lines, checked
-    // at load, the rest.
-    static constexpr std::size_t kHeadCapacity = kFieldCapacity + ResponseRules::kMaxLines;
+    // The rules' lines share it with the handler's fields: 2 KiB more for
+    // them cost every connection's stack frame a page touched by the
+    // stack-clash probes.
+    static constexpr std::size_t kHeadCapacity = kFieldCapacity;
     static constexpr std::size_t kTailRoom = 32;
     std::size_t head_size_ = 0; // bytes of fields
     char head_[kLeadRoom + kHeadCapacity + kTailRoom];

@@ -28,9 +28,10 @@ struct ErrorPageTarget {
 };
 
 struct ResponseRules {
-    // Room the Exchange keeps past the handler's own fields for these lines
-    // (`lines` + the Cache-Control and Expires lines): more is a config
-    // error at load.
+    // The most these lines take (`lines` + the Cache-Control and Expires
+    // lines): more is a config error at load. They share the Exchange's
+    // 4 KiB with the handler's fields: a response whose fields leave too
+    // little room for them is a 500.
     static constexpr std::size_t kMaxLines = 2048;
 
     // Field lines ("Name: value\r\n" each) appended to every response: the

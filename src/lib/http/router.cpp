@@ -16,7 +16,9 @@ void Router::add_site(Site site) {
     sites_.push_back(std::move(site));
 }
 
-const Router::Site* Router::site_for(std::string_view host) const {
+// Inlined into route(), as it was before site_rules() called it too: 3
+// instructions a request (callgrind).
+[[gnu::always_inline]] inline const Router::Site* Router::site_for(std::string_view host) const {
     if (sites_.size() == 1) return &sites_.front();
     // The name without the port; an IPv6 literal keeps its brackets.
     const std::size_t colon = host.rfind(':');
