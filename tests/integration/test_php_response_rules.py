@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from http_support import get  # noqa: E402
 from php_support import UPSTREAM_PHP, PhpTestCase, install_fixtures  # noqa: E402
 
-CONF = """\
+CONF = ("""\
 threads = 1
 listener 127.0.0.1:{port}
 """ + UPSTREAM_PHP + """\
@@ -39,6 +39,12 @@ site {
         upstream = php
         error_page = 404 /errors/absent.php
     }
+    fastcgi /wide {
+        upstream = php
+        headers {
+            X-Big = BIG
+        }
+    }
     fastcgi /down {
         pass = unix:{dir}/nobody.sock
         error_page = 502 file {dir}/pages/50x.html
@@ -48,7 +54,7 @@ site {
         error_page = 502 /down/x.php
     }
 }
-"""
+""").replace("BIG", "b" * 1500)
 
 PAGE_50X = b"<h1>we are down</h1>\n"
 
@@ -72,6 +78,12 @@ echo "mine\\n";
 """
 
 
+WIDE = b"""<?php
+header('X-Wide: ' . str_repeat('w', (int)$_GET['n']));
+echo "wide\\n";
+"""
+
+
 class PhpResponseRules(PhpTestCase):
     CONF = CONF
 
@@ -87,6 +99,7 @@ class PhpResponseRules(PhpTestCase):
             "missingpage/x.txt": b"x\n",
             # Scripts that exist, behind a backend nobody listens for.
             "down/x.php": POWERED,
+            "wide/wide.php": WIDE,
             "downpage/x.php": POWERED,
         })
         os.makedirs(os.path.join(dir, "pages"))
@@ -150,6 +163,17 @@ class PhpResponseRules(PhpTestCase):
         c, r = self.roundtrip(get("/missingpage/nothing.php"))
         self.assertEqual(r.status, 404, r)
         self.assertEqual(r.body, b"404 Not Found\n")
+
+    def test_fields_that_leave_no_room_for_the_rules_are_a_500(self):
+        c, r = self.roundtrip(get("/wide/wide.php?n=2000"))
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(len(r.header("x-big")), 1500)
+        # 3 KiB of PHP's fields and the rules' 1.5 KiB pass the head's 4 KiB.
+        c, r = self.roundtrip(get("/wide/wide.php?n=3000"))
+        self.assertEqual(r.status, 500, r)
+        self.assertIsNone(r.header("x-big"))
+        self.assertIsNone(r.header("x-wide"))
+        self.assertIn("configured headers passed", self.weft.stderr())
 
     def test_a_file_page_when_the_backend_is_down(self):
         c, r = self.roundtrip(get("/down/x.php"))
