@@ -227,7 +227,8 @@ void plant_tree(const fs::path& dir) {
 
 // The configuration: timeouts of an hour (nothing waits on a clock), a small
 // body limit, a named upstream and a handler's own `pass`, both to the
-// scripted backend.
+// scripted backend; response rules on the site and handlers, with error
+// pages routed to files and to the scripted backend, and one from a file.
 std::string configuration(const std::string& dir) {
     std::string text = R"(threads = 1
 keep_alive_timeout = 1h
@@ -245,11 +246,22 @@ upstream php {
 }
 site {
     root = DIR/www
+    headers {
+        X-Site = fuzz
+        remove X-Powered-By
+    }
+    error_page = 404 /static/sub/b.css
+    error_page = 403 file DIR/www/page.html
     files /static {
         listing = on
         precompressed = on
         cache_control = max-age=60
         deny = /static/deny
+        headers {
+            X-Site = static
+            add Link = "</a.css>; rel=preload"
+        }
+        error_page = 404 /front/index.php
     }
     files /follow {
         root = DIR/links
@@ -273,6 +285,12 @@ site {
     fastcgi / {
         upstream = php
         precompressed = on
+        cache_control = public
+        expires = 1h
+        headers {
+            X-Powered-By = weft
+        }
+        error_page = 502 503 504 /pass/index.phtml
     }
     response /health {
         body = ok

@@ -55,6 +55,13 @@ DEEP = b"/long/" + b"/".join(bytes([c]) * 46 for c in b"abcdef") + b"/"
 OTHER_DEEP = b"/" + b"/".join(bytes([c]) * 46 for c in b"bcdef") + b"/"  # the other site's root is /long/aaa...
 
 SEEDS = {
+    # Response rules: error pages routed to files and to the backend.
+    "error_page_static_to_php": [client(get(b"/static/missing.txt", extra=b"Range: bytes=0-1\r\n")),
+                                 cgi(OK)],
+    "error_page_unrouted_site": [client(get(b"/nothing", host="nowhere.example"))],
+    "error_page_backend_down": [client(get(b"/index.php")), raw(b"", CLOSE_AFTER | AT_ONCE),
+                                cgi(OK)],
+    "error_page_head_file": [client(b"HEAD /static/.secret HTTP/1.1\r\nHost: x\r\n\r\n")],
     # The fastcgi handler: scripts, index scripts, PATH_INFO, queries.
     "index_script": [client(get(b"/")), cgi(OK)],
     "dir_index_script": [client(get(b"/dir/")), cgi(b"Content-Type: text/plain\r\n\r\nindex")],

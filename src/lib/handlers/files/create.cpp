@@ -36,7 +36,6 @@ std::unique_ptr<http::Handler> create(const config::FilesHandler& config,
     state->index = config.index;
     state->listing = config.listing;
     state->precompressed = config.precompressed;
-    state->cache_control = config.cache_control;
     for (const std::string& prefix : config.deny) state->deny.push_back(normalised_prefix(prefix));
     state->id = next_handler_id.fetch_add(1, std::memory_order_relaxed);
     std::optional<http::Route> route = handlers::route(config.route, error);

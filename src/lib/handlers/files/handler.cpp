@@ -434,7 +434,6 @@ std::string FileRequest::entity_lines(const CachedFile& file, Encoding encoding)
     if (encoding != Encoding::identity) add("Content-Encoding", content_coding(encoding));
     add("Last-Modified", file.last_modified_view());
     add("ETag", file.etag_view());
-    if (!settings_.cache_control.empty()) add("Cache-Control", settings_.cache_control);
     if (settings_.precompressed) add("Vary", "Accept-Encoding");
     add("Accept-Ranges", "bytes");
     return lines;
@@ -443,8 +442,6 @@ std::string FileRequest::entity_lines(const CachedFile& file, Encoding encoding)
 void FileRequest::validators(const Representation& r) {
     exchange_.header("Last-Modified", r.last_modified);
     exchange_.header("ETag", r.etag);
-    if (!settings_.cache_control.empty())
-        exchange_.header("Cache-Control", settings_.cache_control);
     if (settings_.precompressed) exchange_.header("Vary", "Accept-Encoding");
 }
 
@@ -546,7 +543,8 @@ void FilesHandler::serve(http::Exchange& exchange) const {
     const http::Method method = exchange.request().method;
     if (method != http::Method::get && method != http::Method::head) {
         exchange.header("Allow", "GET, HEAD");
-        return send_page(exchange, 405, "405 Method Not Allowed\n");
+        exchange.send_error(405); // an error page may replace it
+        return;
     }
     const std::string_view path = exchange.path();
     if (path.empty() || path.front() != '/' || has_dot_segment(path) || state_->denies(path) ||

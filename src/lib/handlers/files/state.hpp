@@ -22,7 +22,6 @@ struct FilesHandler::State {
     std::vector<std::string> index; // tried in order; empty: none
     bool listing = false;
     bool precompressed = false;
-    std::string cache_control;
     std::vector<std::string> deny; // normalised prefixes
     // Identifies the handler to the per-thread caches, which outlive it.
     std::uint64_t id = 0;
