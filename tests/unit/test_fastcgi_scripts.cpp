@@ -53,7 +53,7 @@ struct Site {
 
     // With `deny`, `scripts` and `alias` (the rest as resolver()'s).
     ScriptResolver with_rules(std::vector<std::string> deny, std::vector<std::string> scripts,
-                            std::string fallback = {}, PathMap paths = {{}, "", ""}) const {
+                              std::string fallback = {}, PathMap paths = {{}, "", ""}) const {
         ScriptRules rules;
         rules.extensions = {".php"};
         rules.index = {"index.php"};
@@ -260,7 +260,7 @@ TEST_CASE("scripts: only the listed ones run, the others are 404, never the fall
 TEST_CASE("alias: the route's prefix stands for the alias, SCRIPT_NAME stays the URL's") {
     Site site;
     const ScriptResolver r = site.with_rules({"/w/data"}, {}, "/w/index.php",
-                                           PathMap({{}, "/w"}, "", site.root.string()));
+                                             PathMap({{}, "/w"}, "", site.root.string()));
     auto t = resolve(r, "/w/app.php/user/7");
     CHECK(t.kind == Kind::script);
     CHECK(t.script == "/w/app.php");
@@ -288,7 +288,8 @@ TEST_CASE("alias: the route's prefix stands for the alias, SCRIPT_NAME stays the
 
     // An exact route's alias names the script.
     const ScriptResolver file = site.with_rules(
-        {}, {}, {}, PathMap({Route::Kind::exact, "/status.php"}, "", (site.root / "info.php").string()));
+        {}, {}, {},
+        PathMap({Route::Kind::exact, "/status.php"}, "", (site.root / "info.php").string()));
     t = resolve(file, "/status.php");
     CHECK(t.kind == Kind::script);
     CHECK(t.script == "/status.php");

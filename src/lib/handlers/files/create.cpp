@@ -27,7 +27,9 @@ std::unique_ptr<http::Handler> create(const config::FilesHandler& config,
     if (context.open_roots) {
         const int fd = open_root(root.c_str());
         if (fd < 0) {
-            error = name + "cannot open the " + (config.alias.empty() ? "root " : "alias's directory ") + root + ": " + std::strerror(-fd);
+            error = name + "cannot open the " +
+                    (config.alias.empty() ? "root " : "alias's directory ") + root + ": " +
+                    std::strerror(-fd);
             return nullptr;
         }
         state->root.reset(fd);
