@@ -16,6 +16,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from http_support import ServerTestCase, get  # noqa: E402
+from php_support import install_fixtures  # noqa: E402
 
 SECRET = b"TOP SECRET"
 
@@ -43,9 +44,7 @@ site {
 
 
 def write(path, data):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "wb") as f:
-        f.write(data)
+    install_fixtures(os.path.dirname(path), {os.path.basename(path): data})
 
 
 class Alias(ServerTestCase):

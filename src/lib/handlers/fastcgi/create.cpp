@@ -16,7 +16,7 @@ namespace {
 
 // Issue 15's rules: `deny` and `scripts` patterns, and the alias the
 // resolver maps paths through (the fallback must be beneath it).
-bool alias_rules(const config::FastcgiHandler& config, const PathMap& paths, ScriptRules& rules,
+bool path_rules(const config::FastcgiHandler& config, const PathMap& paths, ScriptRules& rules,
                  std::string& error) {
     if (!compile_patterns(config.deny, true, rules.deny, error)) return false;
     if (!compile_patterns(config.scripts, false, rules.scripts, error)) return false;
@@ -64,7 +64,7 @@ std::unique_ptr<http::Handler> create(const config::FastcgiHandler& config,
     rules.index = config.index;
     rules.static_files = config.static_files;
     rules.fallback = config.fallback.empty() ? std::string() : normalised_prefix(config.fallback);
-    if (!alias_rules(config, paths, rules, error)) {
+    if (!path_rules(config, paths, rules, error)) {
         error = state->name + ": " + error;
         return nullptr;
     }
