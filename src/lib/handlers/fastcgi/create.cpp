@@ -17,7 +17,7 @@ namespace {
 // Issue 15's rules: `deny` and `scripts` patterns, and the alias the
 // resolver maps paths through (the fallback must be beneath it).
 bool path_rules(const config::FastcgiHandler& config, const PathMap& paths, ScriptRules& rules,
-                 std::string& error) {
+                std::string& error) {
     if (!compile_patterns(config.deny, true, rules.deny, error)) return false;
     if (!compile_patterns(config.scripts, false, rules.scripts, error)) return false;
     if (!rules.fallback.empty() && !paths.local(rules.fallback)) {
