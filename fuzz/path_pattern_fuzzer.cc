@@ -21,7 +21,8 @@ void check(bool ok) {
     if (!ok) std::abort();
 }
 
-enum class Token : std::uint8_t { letter, one, star, globstar };
+// dirs: `**/` right after a '/' (none or any number of directories).
+enum class Token : std::uint8_t { letter, one, star, globstar, dirs };
 struct Piece {
     Token token;
     char letter;
@@ -43,8 +44,10 @@ Reading read(std::string_view text) {
     const bool name = !text.starts_with('/');
     if (text.empty()) reading.valid = false;
     bool in_group = false;
+    bool after_slash = false;           // the last item read was a '/'
     std::vector<Sequence> alternatives; // of the open group
     auto add = [&](Piece piece) {
+        after_slash = piece.token == Token::letter && piece.letter == '/';
         if (piece.token == Token::letter && piece.letter == '/' && name) reading.valid = false;
         if (piece.token != Token::letter) reading.wildcard = true;
         if (in_group)
@@ -60,20 +63,33 @@ Reading read(std::string_view text) {
             else
                 add({Token::letter, text[++i]});
         } else if (c == '*' && i + 1 < text.size() && text[i + 1] == '*') {
-            add({Token::globstar, 0});
             ++i;
+            // A '/' next, plain or escaped, makes it `**/`.
+            const std::size_t slash =
+                i + 1 < text.size() && text[i + 1] == '/'                          ? 1
+                : i + 2 < text.size() && text[i + 1] == '\\' && text[i + 2] == '/' ? 2
+                                                                                   : 0;
+            if (after_slash && slash) {
+                add({Token::dirs, 0});
+                i += slash;
+            } else {
+                add({Token::globstar, 0});
+            }
         } else if (c == '*') {
             add({Token::star, 0});
         } else if (c == '?') {
             add({Token::one, 0});
         } else if (c == '{') {
+            after_slash = false;
             if (in_group) reading.valid = false;
             in_group = true;
             reading.wildcard = true;
             alternatives.assign(1, {});
         } else if (c == ',' && in_group) {
+            after_slash = false;
             alternatives.emplace_back();
         } else if (c == '}' && in_group) {
+            after_slash = false;
             in_group = false;
             std::vector<Sequence> expanded;
             for (const Sequence& before : reading.expansions)
@@ -114,6 +130,12 @@ bool match(const Sequence& sequence, std::size_t i, std::string_view subject, st
         case Token::one:
             result = j < subject.size() && subject[j] != '/' &&
                      match(sequence, i + 1, subject, j + 1, known);
+            break;
+        case Token::dirs:
+            // Nothing, or a run that ends with '/'.
+            result = match(sequence, i + 1, subject, j, known);
+            for (std::size_t k = j + 1; !result && k <= subject.size(); ++k)
+                result = subject[k - 1] == '/' && match(sequence, i + 1, subject, k, known);
             break;
         case Token::star:
         case Token::globstar:

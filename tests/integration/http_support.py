@@ -395,3 +395,12 @@ def curl(port, path, *args, host=None):
         name, _, value = line.partition(":")
         headers.append((name, value.strip()))
     return CurlResult(status, headers, body)
+
+
+# --- files ---
+
+def write(path, data):
+    """Writes `data` (str or bytes) at `path`, making its directories."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())

@@ -15,8 +15,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import ServerTestCase, get  # noqa: E402
-from php_support import install_fixtures  # noqa: E402
+from http_support import ServerTestCase, get, write  # noqa: E402
 
 SECRET = b"TOP SECRET"
 
@@ -41,10 +40,6 @@ site {
     }
 }
 """
-
-
-def write(path, data):
-    install_fixtures(os.path.dirname(path), {os.path.basename(path): data})
 
 
 class Alias(ServerTestCase):

@@ -86,8 +86,20 @@ TEST_CASE("'**' matches any run, slashes included", "[http]") {
     check_pattern("/static/**", {"/static/", "/static/a", "/static/a/b/c.css"},
                   {"/static", "/staticky"});
     check_pattern("/**.md", {"/.md", "/a.md", "/a/b/c.md"}, {"/a.mdx", "/a/md"});
-    check_pattern("/w/**/*.md", {"/w/x/a.md", "/w/x/y/a.md", "/w//a.md"},
-                  {"/w/a.md", "/w/x/a.mdx", "/w/x/y/a/b"});
+    check_pattern("/w/**/*.md", {"/w/a.md", "/w/x/a.md", "/w/x/y/a.md", "/w//a.md"},
+                  {"/wa.md", "/w/x/a.mdx", "/w/x/y/a/b"});
+}
+
+TEST_CASE("'/**/' takes no directory or any number of them", "[http]") {
+    check_pattern("/w/**/README.md", {"/w/README.md", "/w/a/README.md", "/w/a/b/README.md"},
+                  {"/wREADME.md", "/w/aREADME.md", "/w/a/README.mdx"});
+    check_pattern("/**/composer.json", {"/composer.json", "/vendor/x/composer.json"},
+                  {"/composer.jsonx", "/xcomposer.json"});
+    check_pattern("/a/**/", {"/a/", "/a/b/", "/a/b/c/"}, {"/a", "/a/b"});
+    check_pattern("/{x,y}/**/*.{less,md}", {"/x/a.md", "/y/q/r/b.less"}, {"/x/a.css", "/z/a.md"});
+    // Only between two '/': elsewhere '**' is any run, at least what it sits between.
+    check_pattern("/a**/b", {"/a/b", "/ax/y/b"}, {"/ab"});
+    check_pattern("/a/**b", {"/a/b", "/a/x/yb"}, {"/ab"});
     check_pattern("/**", {"/", "/a/b"}, {});
     check_pattern("/a**b**c", {"/abc", "/a/b/c", "/axxbyyc"}, {"/ab", "/acb"});
 }

@@ -8,6 +8,7 @@
 
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -22,6 +23,8 @@ namespace {
 class Named : public Handler {
 public:
     Named(std::string site, std::string prefix) : Handler(prefix), name_(site + ":" + prefix) {}
+    Named(std::string site, Route route)
+        : Handler(std::move(route)), name_(site + ":" + this->route().text()) {}
     void serve(Exchange&) const override {}
     std::string describe() const override { return "named"; }
     const std::string& name() const { return name_; }
@@ -36,6 +39,24 @@ Router::Site site(const std::string& name, std::initializer_list<std::string> ho
     s.hosts = hosts;
     for (const std::string& prefix : prefixes)
         s.handlers.push_back(std::make_unique<Named>(name, prefix));
+    return s;
+}
+
+// A route from its text as a configuration writes it: "exact /x", or a prefix
+// or a pattern.
+Route route_from(std::string_view text) {
+    if (text.starts_with("exact ")) return Route::exact(std::string(text.substr(6)));
+    std::string error;
+    std::optional<Route> route = Route::from_pattern(text, error);
+    INFO(text << ": " << error);
+    REQUIRE(route);
+    return *route;
+}
+
+Router::Site routes(std::initializer_list<std::string_view> texts) {
+    Router::Site s;
+    for (std::string_view text : texts)
+        s.handlers.push_back(std::make_unique<Named>("s", route_from(text)));
     return s;
 }
 
@@ -136,4 +157,56 @@ TEST_CASE("a Host no site names goes to the first site naming none, else to the 
         Router router;
         CHECK(route(router, "a.test", "/") == "none");
     }
+}
+
+TEST_CASE("a route is a prefix, an exact path or a pattern, written as in a configuration",
+          "[http]") {
+    CHECK(route_from("/static").kind == Route::Kind::prefix);
+    CHECK(route_from("/static").text() == "/static");
+    CHECK(route_from("exact /").kind == Route::Kind::exact);
+    CHECK(route_from("exact /").text() == "exact /");
+    CHECK(route_from("/w/*.php").kind == Route::Kind::pattern);
+    CHECK(route_from("/w/*.php").text() == "/w/*.php");
+    CHECK(route_from("*.css").kind == Route::Kind::pattern);
+    // An escaped wildcard is a letter: a prefix, its path unescaped.
+    CHECK(route_from("/a\\*").kind == Route::Kind::prefix);
+    CHECK(route_from("/a\\*").path == "/a*");
+    std::string error;
+    CHECK_FALSE(Route::from_pattern("/w/{a,b", error));
+    CHECK(error == "unclosed '{' at 4");
+}
+
+TEST_CASE("exact routes come first, then patterns in the order added, then the longest prefix",
+          "[http]") {
+    Router router;
+    router.add_site(routes({"/", "/w", "/w/static", "*.css", "/w/{index,api}.php", "/w/*.php",
+                            "exact /", "exact /w/api.php", "/w/**"}));
+    // path, then the handler that serves it
+    const std::pair<std::string_view, std::string_view> cases[] = {
+        {"/", "s:exact /"},
+        {"/robots.txt", "s:/"},
+        {"/w/index.php", "s:/w/{index,api}.php"},
+        {"/w/api.php", "s:exact /w/api.php"},
+        {"/w/other.php", "s:/w/*.php"},
+        {"/w/static/a.css", "s:*.css"},
+        {"/a.css", "s:*.css"},
+        {"/w/static/a.js", "s:/w/**"},
+        {"/w/a/b.php", "s:/w/**"},
+        {"/w", "s:/w"},
+        {"/wx", "s:/"},
+    };
+    for (const auto& [path, handler] : cases) {
+        INFO(path);
+        CHECK(route(router, "x", path) == handler);
+    }
+}
+
+TEST_CASE("an exact route serves only its own path", "[http]") {
+    Router router;
+    router.add_site(routes({"exact /", "exact /a/"}));
+    CHECK(route(router, "x", "/") == "s:exact /");
+    CHECK(route(router, "x", "/a/") == "s:exact /a/");
+    CHECK(route(router, "x", "/a") == "none");
+    CHECK(route(router, "x", "/robots.txt") == "none");
+    CHECK(route(router, "x", "/a/b") == "none");
 }

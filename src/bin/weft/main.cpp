@@ -29,7 +29,8 @@ void describe(const BuiltServer& built, const std::vector<Address>& listeners) {
         std::printf("weft: listening on %s\n", url.c_str());
     }
     for (const http::Handler* handler : built.handlers)
-        std::printf("weft:   %s  %s\n", handler->prefix().c_str(), handler->describe().c_str());
+        std::printf("weft:   %s  %s\n", handler->route().text().c_str(),
+                    handler->describe().c_str());
 }
 
 // Sends error_log's lines (everything written to stderr) to a file.

@@ -42,7 +42,7 @@ struct Upstream {
 
 // Which requests a handler answers (docs/configuration: "Routes"): a path
 // prefix (`/static`), one exact path (`exact /`), or a pattern matched
-// whole (`/w/*.php`, `*.css`; http/path_pattern.hpp).
+// whole (`/w/*.php`, `*.css`; util/path_pattern.hpp).
 struct Route {
     enum class Kind : std::uint8_t { prefix, exact, pattern };
     Kind kind = Kind::prefix;
@@ -99,7 +99,7 @@ struct FilesHandler : HandlerCommon {
     std::vector<std::string> index{"index.html"}; // tried in order; empty: none
     bool listing = false;
     bool precompressed = false;
-    std::vector<std::string> deny; // path patterns (http/path_pattern.hpp): 403
+    std::vector<std::string> deny; // path patterns (util/path_pattern.hpp): 403
     // Symlinks followed wherever they lead, as nginx does by default; off:
     // nothing outside the root is ever served.
     bool follow_symlinks = false;

@@ -54,6 +54,20 @@ http::ServerOptions server_options(const config::Config& config) {
     return options;
 }
 
+std::optional<http::Route> route(const config::Route& route, std::string& error) {
+    switch (route.kind) {
+    case config::Route::Kind::prefix:
+        return http::Route::prefix(route.path);
+    case config::Route::Kind::exact:
+        return http::Route::exact(route.path);
+    case config::Route::Kind::pattern:
+        break;
+    }
+    std::optional<http::Route> pattern = http::Route::from_pattern(route.path, error);
+    if (!pattern) error = "route " + route.path + ": " + error;
+    return pattern;
+}
+
 std::unique_ptr<http::Handler> build_handler(const config::Handler& handler,
                                              const BuildContext& context, std::string& error) {
     // A kind without its create() does not compile.

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -53,6 +54,11 @@ fastcgi::UpstreamOptions upstream_options(const config::Upstream& upstream);
 
 // The server-wide limits of the top level.
 http::ServerOptions server_options(const config::Config& config);
+
+// A handler's route as the router takes it; nullopt with a reason for a
+// pattern that does not compile (the loader checked it; a configuration made
+// in code may not have been).
+std::optional<http::Route> route(const config::Route& route, std::string& error);
 
 // The handler for `handler`; nullptr with a one-line reason when it cannot
 // be built (a root that does not open).

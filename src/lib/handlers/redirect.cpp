@@ -24,17 +24,19 @@ void redirect_to_directory(http::Exchange& exchange, std::string_view path) {
     exchange.send("301 Moved Permanently\n");
 }
 
-RedirectHandler::RedirectHandler(const config::RedirectHandler& config)
-    : Handler(config.route.path), to_(config.to), status_(config.status) {}
+RedirectHandler::RedirectHandler(const config::RedirectHandler& config, http::Route route)
+    : Handler(std::move(route)), to_(config.to), status_(config.status) {}
 
 void RedirectHandler::serve(http::Exchange& exchange) const {
     const http::Request& request = exchange.request();
     // The raw path keeps its percent-encoding, so the Location is still a
-    // valid URI; only the part after the prefix is carried over.
+    // valid URI; only the part after a prefix route's prefix is carried over
+    // (an exact or a pattern route has none).
     std::string_view rest = request.path;
     const std::string_view stem =
         std::string_view(prefix()).substr(0, prefix().size() - (prefix().ends_with('/') ? 1 : 0));
-    if (rest != prefix() && rest.starts_with(stem) && rest.substr(stem.size()).starts_with('/')) {
+    if (route().kind == http::Route::Kind::prefix && rest != prefix() && rest.starts_with(stem) &&
+        rest.substr(stem.size()).starts_with('/')) {
         // The rest keeps its leading slash, so it can never extend `to`'s
         // host (https://a.example + @evil.example).
         rest.remove_prefix(stem.size());
@@ -81,8 +83,10 @@ std::string RedirectHandler::describe() const {
 }
 
 std::unique_ptr<http::Handler> create(const config::RedirectHandler& config, const BuildContext&,
-                                      std::string&) {
-    return std::make_unique<RedirectHandler>(config);
+                                      std::string& error) {
+    std::optional<http::Route> route = handlers::route(config.route, error);
+    if (!route) return nullptr;
+    return std::make_unique<RedirectHandler>(config, std::move(*route));
 }
 
 } // namespace weft::handlers

@@ -1,8 +1,10 @@
 #pragma once
 // The `redirect` handler: answers with a status (301 by default) and a
-// Location. The rest of the path after the prefix, and the query, are kept:
-// `redirect /old { to = /new }` sends /old/a?b to /new/a?b, and the prefix
-// itself (/old, or / for `redirect /`) to exactly `to`.
+// Location. On a prefix route the rest of the path after the prefix, and the
+// query, are kept: `redirect /old { to = /new }` sends /old/a?b to /new/a?b,
+// and the prefix itself (/old, or / for `redirect /`) to exactly `to`. On an
+// exact or pattern route only the query is: `redirect exact / { to = /wiki/ }`
+// sends /?a to /wiki/?a.
 
 #include "config/config.hpp"
 #include "handlers/build.hpp"
@@ -21,7 +23,7 @@ void redirect_to_directory(http::Exchange& exchange, std::string_view path);
 
 class RedirectHandler final : public http::Handler {
 public:
-    explicit RedirectHandler(const config::RedirectHandler& config);
+    RedirectHandler(const config::RedirectHandler& config, http::Route route);
     void serve(http::Exchange& exchange) const override;
     std::string describe() const override;
 

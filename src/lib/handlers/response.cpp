@@ -4,8 +4,8 @@
 
 namespace weft::handlers {
 
-ResponseHandler::ResponseHandler(const config::ResponseHandler& config)
-    : Handler(config.route.path), status_(config.status), body_(config.body) {
+ResponseHandler::ResponseHandler(const config::ResponseHandler& config, http::Route route)
+    : Handler(std::move(route)), status_(config.status), body_(config.body) {
     // Checked here once, then copied as it is into every response.
     if (!config.content_type.empty() &&
         config.content_type.find_first_of("\r\n") == std::string::npos)
@@ -23,8 +23,10 @@ std::string ResponseHandler::describe() const {
 }
 
 std::unique_ptr<http::Handler> create(const config::ResponseHandler& config, const BuildContext&,
-                                      std::string&) {
-    return std::make_unique<ResponseHandler>(config);
+                                      std::string& error) {
+    std::optional<http::Route> route = handlers::route(config.route, error);
+    if (!route) return nullptr;
+    return std::make_unique<ResponseHandler>(config, std::move(*route));
 }
 
 } // namespace weft::handlers

@@ -12,7 +12,7 @@ namespace weft::handlers {
 
 class ResponseHandler final : public http::Handler {
 public:
-    explicit ResponseHandler(const config::ResponseHandler& config);
+    ResponseHandler(const config::ResponseHandler& config, http::Route route);
     void serve(http::Exchange& exchange) const override;
     std::string describe() const override;
 

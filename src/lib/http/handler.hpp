@@ -4,6 +4,8 @@
 // shared by every loop, so serve() must not change it (per-loop state goes in
 // thread_local storage).
 
+#include "http/route.hpp"
+
 #include <string>
 #include <utility>
 
@@ -13,7 +15,8 @@ class Exchange;
 
 class Handler {
 public:
-    explicit Handler(std::string prefix) : prefix_(std::move(prefix)) {}
+    explicit Handler(Route route) : route_(std::move(route)) {}
+    explicit Handler(std::string prefix) : route_(Route::prefix(std::move(prefix))) {}
     virtual ~Handler() = default;
     Handler(const Handler&) = delete;
     Handler& operator=(const Handler&) = delete;
@@ -22,16 +25,19 @@ public:
     // A handler that returns without responding gets a 500 sent for it.
     virtual void serve(Exchange& exchange) const = 0;
 
-    // The path prefix it serves (a normalised path; "/" serves everything).
-    const std::string& prefix() const { return prefix_; }
+    // Which requests of its site it serves.
+    const Route& route() const { return route_; }
+    // The route's path: for a prefix route the prefix (a normalised path;
+    // "/" serves everything).
+    const std::string& prefix() const { return route_.path; }
 
     // What it serves, in one line for people ("files from /srv/www",
     // "redirect 301 to /new"): `weft -t` and start-up print it after the
-    // prefix.
+    // route.
     virtual std::string describe() const = 0;
 
 private:
-    std::string prefix_;
+    Route route_;
 };
 
 } // namespace weft::http

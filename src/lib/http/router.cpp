@@ -9,36 +9,59 @@
 namespace weft::http {
 
 void Router::add_site(Site site) {
+    using Kind = Route::Kind;
+    SortedSite sorted;
+    for (std::unique_ptr<Handler>& handler : site.handlers)
+        if (handler->route().kind == Kind::exact)
+            sorted.exact_and_patterns.push_back(std::move(handler));
+    sorted.exact_end = sorted.exact_and_patterns.size();
+    for (std::unique_ptr<Handler>& handler : site.handlers)
+        if (handler && handler->route().kind == Kind::pattern)
+            sorted.exact_and_patterns.push_back(std::move(handler));
+    std::erase(site.handlers, nullptr);
     std::stable_sort(site.handlers.begin(), site.handlers.end(),
                      [](const std::unique_ptr<Handler>& a, const std::unique_ptr<Handler>& b) {
                          return a->prefix().size() > b->prefix().size();
                      });
-    sites_.push_back(std::move(site));
+    sorted.site = std::move(site);
+    sorted.prefixes_only = sorted.exact_and_patterns.empty();
+    sites_.push_back(std::move(sorted));
 }
 
-const Router::Site* Router::site_for(std::string_view host) const {
+const Router::SortedSite* Router::site_for(std::string_view host) const {
     if (sites_.size() == 1) return &sites_.front();
     // The name without the port; an IPv6 literal keeps its brackets.
     const std::size_t colon = host.rfind(':');
     if (colon != std::string_view::npos && host.find(']', colon) == std::string_view::npos)
         host = host.substr(0, colon);
-    const Site* fallback = nullptr;
-    for (const Site& site : sites_) {
-        if (site.hosts.empty()) {
-            if (!fallback) fallback = &site;
+    const SortedSite* fallback = nullptr;
+    for (const SortedSite& sorted : sites_) {
+        if (sorted.site.hosts.empty()) {
+            if (!fallback) fallback = &sorted;
             continue;
         }
-        for (const std::string& name : site.hosts)
-            if (ascii::equals_ignoring_case(name, host)) return &site;
+        for (const std::string& name : sorted.site.hosts)
+            if (ascii::equals_ignoring_case(name, host)) return &sorted;
     }
     if (fallback) return fallback;
     return sites_.empty() ? nullptr : &sites_.front();
 }
 
+const Handler* Router::exact_or_pattern(const SortedSite& sorted, std::string_view path) {
+    const std::vector<std::unique_ptr<Handler>>& handlers = sorted.exact_and_patterns;
+    for (std::size_t i = 0; i < sorted.exact_end; ++i)
+        if (handlers[i]->route().path == path) return handlers[i].get();
+    for (std::size_t i = sorted.exact_end; i < handlers.size(); ++i)
+        if (handlers[i]->route().pattern->matches(path)) return handlers[i].get();
+    return nullptr;
+}
+
 const Handler* Router::route(std::string_view host, std::string_view path) const {
-    const Site* site = site_for(host);
-    if (!site) return nullptr;
-    for (const std::unique_ptr<Handler>& handler : site->handlers)
+    const SortedSite* sorted = site_for(host);
+    if (!sorted) return nullptr;
+    if (!sorted->prefixes_only)
+        if (const Handler* handler = exact_or_pattern(*sorted, path)) return handler;
+    for (const std::unique_ptr<Handler>& handler : sorted->site.handlers)
         if (prefix_matches(handler->prefix(), path)) return handler.get();
     return nullptr;
 }

@@ -1,6 +1,8 @@
 #pragma once
-// Chooses the handler for a request: the site by Host, then the handler with
-// the longest prefix of the normalised path.
+// Chooses the handler for a request: the site by Host, then, by the
+// normalised path, the handler with that exact route, else the first pattern
+// route (in the order added) that matches, else the one with the longest
+// prefix.
 //
 // A prefix matches on segment boundaries: /static serves /static and
 // /static/a.css but not /staticky; a prefix ending in '/' matches whatever
@@ -27,13 +29,25 @@ public:
     // Sites are tried in the order given; handlers are sorted here.
     void add_site(Site site);
 
-    // The handler for (host, path), or nullptr when no prefix matches.
+    // The handler for (host, path), or nullptr when no route matches.
     const Handler* route(std::string_view host, std::string_view path) const;
 
 private:
-    const Site* site_for(std::string_view host) const;
+    // A site's handlers sorted: its prefixes, longest first, in site.handlers
+    // (so a site of prefixes only is routed as before routes had kinds);
+    // its exact routes then its pattern routes, in the order added, apart.
+    struct SortedSite {
+        Site site;
+        std::vector<std::unique_ptr<Handler>> exact_and_patterns;
+        std::size_t exact_end = 0;
+        bool prefixes_only = true; // exact_and_patterns is empty: one load to know
+    };
 
-    std::vector<Site> sites_;
+    static const Handler* exact_or_pattern(const SortedSite& sorted, std::string_view path);
+
+    const SortedSite* site_for(std::string_view host) const;
+
+    std::vector<SortedSite> sites_;
 };
 
 } // namespace weft::http

@@ -5,11 +5,6 @@
 
 namespace weft {
 
-bool prefix_matches(std::string_view prefix, std::string_view path) {
-    if (!path.starts_with(prefix)) return false;
-    return prefix.size() == path.size() || prefix.ends_with('/') || path[prefix.size()] == '/';
-}
-
 namespace {
 
 // The pattern's text read once: escapes resolved, wildcards and the marks of a
@@ -20,6 +15,7 @@ struct Item {
         one,       // ?
         star,      // *
         globstar,  // **
+        dirs,      // **/ after a '/': no directory or any number of them
         group,     // {
         next,      // , inside a group
         group_end, // }
@@ -84,6 +80,18 @@ bool read_items(std::string_view text, bool name, std::vector<Item>& items, Fail
         failure = {"unclosed '{'", *group};
         return false;
     }
+    // `/**/` takes any number of directories, none too: /a/**/b.md matches
+    // /a/b.md, as a globstar does in shells and .gitignore (a deny rule that
+    // skipped the top directory would be a hole).
+    for (std::size_t i = 1; i + 1 < items.size(); ++i) {
+        const auto slash = [&](std::size_t at) {
+            return items[at].kind == Kind::byte && items[at].byte == '/';
+        };
+        if (items[i].kind == Kind::globstar && slash(i - 1) && slash(i + 1)) {
+            items[i].kind = Kind::dirs;
+            items.erase(items.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+        }
+    }
     return true;
 }
 
@@ -141,6 +149,7 @@ std::optional<PathPattern> PathPattern::compile(std::string_view text, std::stri
                       : middle.size() > 1                     ? Middle::automaton
                       : middle.front().kind == Kind::globstar ? Middle::any
                       : middle.front().kind == Kind::star     ? Middle::segment
+                      : middle.front().kind == Kind::dirs     ? Middle::dirs
                                                               : Middle::automaton;
     pattern.follow_.resize(1);
     if (pattern.middle_ != Middle::automaton) return pattern;
@@ -198,7 +207,7 @@ std::optional<PathPattern> PathPattern::compile(std::string_view text, std::stri
             break;
         }
         const std::size_t state = follow.size();
-        if (state == max_states) {
+        if (state + (item.kind == Kind::dirs) >= max_states) {
             error = at("too long: more than " + std::to_string(max_states - 1) +
                            " letters and wildcards from the first wildcard to the last",
                        item.offset);
@@ -209,6 +218,21 @@ std::optional<PathPattern> PathPattern::compile(std::string_view text, std::stri
         Fragment piece;
         piece.first.add(state);
         piece.last.add(state);
+        if (item.kind == Kind::dirs) {
+            // Two states: any run, then the '/' that ends it; both may be
+            // skipped.
+            const std::size_t slash = follow.size();
+            follow.emplace_back();
+            follow[state].add(state);
+            follow[state].add(slash);
+            pattern.accepts_[1].add(slash);
+            for (std::uint8_t c = 0; c < classes; ++c) pattern.accepts_[c].add(state);
+            piece.first.add(slash);
+            piece.last = {};
+            piece.last.add(slash);
+            append(in_group ? alternative : whole, piece);
+            continue;
+        }
         piece.nullable = item.kind == Kind::star || item.kind == Kind::globstar;
         if (piece.nullable) follow[state].add(state);
         for (std::uint8_t c = 0; c < classes; ++c) {
@@ -249,6 +273,8 @@ bool PathPattern::matches_whole(std::string_view subject) const {
         return true;
     case Middle::segment:
         return middle.find('/') == std::string_view::npos;
+    case Middle::dirs:
+        return middle.empty() || middle.ends_with('/');
     case Middle::automaton:
         return automaton_matches(middle);
     }

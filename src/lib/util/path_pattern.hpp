@@ -7,9 +7,10 @@
 //                   starts with it.
 //   /w/*.php        a glob (starts with '/', has a wildcard): the whole path.
 //   *.less, README* a name pattern (no leading '/'): the path's last segment.
-// Wildcards: `*` a run of bytes without '/', `**` any run, `?` one byte but
-// '/', `{a,b,}` one of the alternatives (not nested; each may hold wildcards;
-// one may be empty), `\x` is x itself. Case-sensitive, as paths are.
+// Wildcards: `*` a run of bytes without '/', `**` any run (between two '/',
+// none or any number of directories: /a/**/b.md matches /a/b.md and
+// /a/x/y/b.md), `?` one byte but '/', `{a,b,}` one of the alternatives (not nested; each may hold
+// wildcards; one may be empty), `\x` is x itself. Case-sensitive, as paths are.
 //
 // Compiled once at load into a position automaton (no epsilon moves) of at
 // most 128 states, simulated over a bitset: matching is linear in the path,
@@ -21,6 +22,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,8 +30,16 @@
 
 namespace weft {
 
-// Whether `prefix` names `path` or a path below it, on segment boundaries.
-bool prefix_matches(std::string_view prefix, std::string_view path);
+// Whether `prefix` names `path` or a path below it, on segment
+// boundaries. Inline, and spelled with memcmp rather than starts_with(): the
+// router calls it for each prefix of a site on every request (out of line it
+// cost 29 instructions a request, starts_with() 3 more per prefix tried;
+// callgrind).
+inline bool prefix_matches(std::string_view prefix, std::string_view path) {
+    if (path.size() < prefix.size() || std::memcmp(path.data(), prefix.data(), prefix.size()) != 0)
+        return false;
+    return prefix.size() == path.size() || prefix.ends_with('/') || path[prefix.size()] == '/';
+}
 
 class PathPattern {
 public:
@@ -48,6 +58,8 @@ public:
     enum class Form : std::uint8_t { prefix, glob, name };
     Form form() const { return form_; }
     std::string_view text() const { return text_; }
+    // A prefix's path, escapes resolved ("/a\\*" is the prefix "/a*").
+    std::string_view prefix() const { return lead_; }
 
     // What the automaton holds, in states (the initial one included): 1 when
     // the literal checks decide alone. For tests.
@@ -75,6 +87,7 @@ private:
         empty,     // nothing: a literal name
         any,       // `**`
         segment,   // `*`
+        dirs,      // `/**/`'s `**/`
         automaton, // anything else
     };
 

@@ -102,7 +102,9 @@ std::unique_ptr<http::Handler> create(const config::FastcgiHandler& config,
     state->buffers = static_cast<std::size_t>(
         std::clamp<std::uint64_t>(config.buffers, ScriptCall::kMinRead, std::uint64_t{1} << 30));
     state->max_temp_file_size = config.max_temp_file_size;
-    return std::make_unique<FastcgiHandler>(std::move(state), config.route.path);
+    std::optional<http::Route> route = handlers::route(config.route, error);
+    if (!route) return nullptr;
+    return std::make_unique<FastcgiHandler>(std::move(state), std::move(*route));
 }
 
 } // namespace weft::handlers

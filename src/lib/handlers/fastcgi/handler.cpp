@@ -7,8 +7,8 @@
 
 namespace weft::handlers {
 
-FastcgiHandler::FastcgiHandler(std::unique_ptr<State> state, std::string prefix)
-    : http::Handler(std::move(prefix)), state_(std::move(state)) {
+FastcgiHandler::FastcgiHandler(std::unique_ptr<State> state, http::Route route)
+    : http::Handler(std::move(route)), state_(std::move(state)) {
     state_->handler = this;
 }
 

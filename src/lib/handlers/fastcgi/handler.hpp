@@ -35,7 +35,7 @@ namespace weft::handlers {
 class FastcgiHandler final : public http::Handler {
 public:
     struct State; // the settings create() resolved: state.hpp
-    FastcgiHandler(std::unique_ptr<State> state, std::string prefix);
+    FastcgiHandler(std::unique_ptr<State> state, http::Route route);
     ~FastcgiHandler() override;
 
     void serve(http::Exchange& exchange) const override;

@@ -44,7 +44,9 @@ std::unique_ptr<http::Handler> create(const config::FilesHandler& config,
         return nullptr;
     }
     state->id = next_handler_id.fetch_add(1, std::memory_order_relaxed);
-    return std::make_unique<FilesHandler>(std::move(state), config.route.path);
+    std::optional<http::Route> route = handlers::route(config.route, error);
+    if (!route) return nullptr;
+    return std::make_unique<FilesHandler>(std::move(state), std::move(*route));
 }
 
 } // namespace weft::handlers

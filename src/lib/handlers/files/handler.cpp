@@ -538,8 +538,8 @@ void FileRequest::send_ranges(const Representation& r, const RangeRequest& range
 
 } // namespace
 
-FilesHandler::FilesHandler(std::unique_ptr<State> state, std::string prefix)
-    : http::Handler(std::move(prefix)), state_(std::move(state)) {}
+FilesHandler::FilesHandler(std::unique_ptr<State> state, http::Route route)
+    : http::Handler(std::move(route)), state_(std::move(state)) {}
 
 FilesHandler::~FilesHandler() = default;
 

@@ -13,7 +13,7 @@ namespace weft::handlers {
 class FilesHandler final : public http::Handler {
 public:
     struct State; // the settings create() resolved
-    FilesHandler(std::unique_ptr<State> state, std::string prefix);
+    FilesHandler(std::unique_ptr<State> state, http::Route route);
     ~FilesHandler() override;
 
     void serve(http::Exchange& exchange) const override;
