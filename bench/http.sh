@@ -23,8 +23,8 @@
 #   result hello_instr=N file1k_instr=N hello_cpu_vs_limit=N
 #          file1k_cpu_vs_nginx=N file1m_rps_vs_nginx=N idle_bytes_per_conn=N
 #
-# WEFT_FILES_KEYS: lines added to weft's `files /` section (to measure what
-# keys cost, e.g. a headers { } section).
+# WEFT_FILES_KEYS (environment): lines added to weft's `files /` section, to
+# measure what a key costs (WEFT_FILES_KEYS='deny = /private *.less /a/**/*.md').
 #
 # Needs nginx, wrk, valgrind, strace, taskset (util-linux); installs nothing.
 

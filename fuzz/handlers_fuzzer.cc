@@ -183,7 +183,7 @@ void plant_tree(const fs::path& dir) {
     const fs::path www = dir / "www";
     for (const char* script :
          {"index.php", "app.php", "dir/index.php", "dir/other.php", "sub.php/index.php",
-          "front/index.php", "pass/main.phtml", "pass/x.php"})
+          "front/index.php", "pass/main.phtml", "pass/x.php", "dir/lib.php"})
         write_file(www / script, "<?php echo 'never run: the backend is scripted';\n");
     write_file(www / "page.html", "<p>a page</p>\n");
     write_file(www / "dir/file.txt", "a file beside an index script\n");
@@ -267,6 +267,22 @@ site {
         root = DIR/links
         follow_symlinks = on
         index = page.html
+    }
+    files /assets {
+        alias = DIR/www/static
+        listing = on
+        precompressed = on
+        deny = *.css /assets/**/deny/* composer.json
+    }
+    files exact /favicon.ico {
+        alias = DIR/www/page.html
+    }
+    fastcgi /aliased {
+        upstream = php
+        alias = DIR/www/dir
+        scripts = /aliased/{index,other}.php /aliased/x*.php
+        deny = *.txt /aliased/private
+        fallback = /aliased/index.php
     }
     fastcgi /front {
         upstream = php

@@ -142,6 +142,17 @@ SEEDS = {
     "client_in_pieces": [client(b"GET /app"), client(b".php HTTP/1.1\r\nHo"),
                          client(b"st: x\r\n\r\n"), cgi(OK)],
     "client_shuts_down": [client(get(b"/app.php") + get(b"/page.html"), shut=True), cgi(OK)],
+    # Aliases (a prefix's directory, an exact route's file), deny patterns,
+    # the scripts allow-list: all answered by weft but for the listed ones.
+    "aliased_files": [client(get(b"/assets/a.txt", extra=b"Accept-Encoding: gzip\r\n")
+                             + get(b"/assets") + get(b"/assets/sub/") + get(b"/assets/sub/b.css")
+                             + get(b"/assets/deny/x.txt") + get(b"/assets/sub/link.txt")
+                             + get(b"/assets/../outside.txt") + get(b"/assets%2f..%2fapp.php")
+                             + get(b"/favicon.ico") + get(b"/favicon.ico/x"))],
+    "aliased_scripts": [client(get(b"/aliased/") + get(b"/aliased/lib.php")
+                               + get(b"/aliased/other.php/x/y") + get(b"/aliased/file.txt")
+                               + get(b"/aliased/no/such") + get(b"/aliased")),
+                        cgi(OK), cgi(OK), cgi(OK)],
     "pipelined_mix": [client(get(b"/static/a.txt") + get(b"/app.php") +
                              b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n" + get(b"/nothing.php")),
                       cgi(OK), cgi(OK)],

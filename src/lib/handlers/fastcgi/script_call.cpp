@@ -218,6 +218,7 @@ bool ScriptCall::send_request(const ScriptTarget& script, std::string_view docum
     ScriptParams params;
     params.document_root = *document_root_;
     params.script_name = script.script_name;
+    params.script_file = script.script_file;
     params.path_info = script.path_info;
     params.document_uri = document_uri;
     params.request_uri = request_uri;
