@@ -99,17 +99,21 @@ TEST_CASE("cache_control and expires make one Cache-Control with max-age", "[rul
     CHECK(built.rules->expires == -1);
 }
 
-TEST_CASE("a headers entry sending Cache-Control replaces cache_control", "[rules]") {
+TEST_CASE("a handler's cache_control and expires override the site's Cache-Control", "[rules]") {
     config::Site site;
-    site.headers = {{Edit::set, "Cache-Control", "no-store"}};
+    site.headers = {{Edit::set, "Cache-Control", "no-store"}, {Edit::set, "X-A", "1"}};
     config::HandlerCommon common;
     common.cache_control = "public";
     common.expires = 60s;
     const Built built = build(site, &common);
     REQUIRE(built.rules);
-    CHECK(built.rules->cache_control_line.empty());
-    CHECK(built.rules->expires == -1);
-    CHECK(built.rules->lines == "Cache-Control: no-store\r\n");
+    CHECK(built.rules->cache_control_line == "Cache-Control: public, max-age=60\r\n");
+    CHECK(built.rules->expires == 60);
+    CHECK(built.rules->lines == "X-A: 1\r\n");
+    // Without them, the site's entry holds.
+    const Built plain = build(site, nullptr);
+    REQUIRE(plain.rules);
+    CHECK(plain.rules->lines == "Cache-Control: no-store\r\nX-A: 1\r\n");
 }
 
 TEST_CASE("a handler's error page for a status overrides the site's", "[rules]") {

@@ -123,11 +123,15 @@ bool build_response_rules(const config::HandlerCommon* common, const BuildContex
 
     // headers: the site's, but for names the handler has entries for; then
     // the handler's.
+    // A handler's cache_control or expires overrides the site's Cache-Control
+    // as its own headers entry would (the loader refuses both in one handler).
+    const bool own_cache_keys = common && (!common->cache_control.empty() || common->expires);
     std::vector<const config::HeaderEdit*> edits;
     for (const config::HeaderEdit& edit : context.site.headers)
-        if (std::none_of(own_edits.begin(), own_edits.end(), [&](const config::HeaderEdit& own) {
-                return same_name(own.name, edit.name);
-            }))
+        if (std::none_of(
+                own_edits.begin(), own_edits.end(),
+                [&](const config::HeaderEdit& own) { return same_name(own.name, edit.name); }) &&
+            !(own_cache_keys && same_name(edit.name, "Cache-Control")))
             edits.push_back(&edit);
     for (const config::HeaderEdit& edit : own_edits) edits.push_back(&edit);
     bool sets_cache_control = false;
