@@ -7,7 +7,9 @@ backend is down, PHP's own error responses left alone.
     test_php_response_rules.py WEFT_BINARY
 """
 import os
+import re
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -134,7 +136,9 @@ class PhpResponseRules(PhpTestCase):
         c, r = self.roundtrip("POST /nope.php?a=1 HTTP/1.1\r\nHost: x\r\n"
                               "Content-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello")
         self.assertEqual(r.status, 404, r)
-        self.assertEqual(r.body, b"page GET uri=/errors/page.php query= body= range=- inm=-\n")
+        # REQUEST_URI is the client's, as nginx's $request_uri; the query
+        # is the page's (none).
+        self.assertEqual(r.body, b"page GET uri=/nope.php?a=1 query= body= range=- inm=-\n")
         # The original handler's rules: X-Powered-By the page sent goes.
         self.assertIsNone(r.header("x-powered-by"))
         self.assertEqual(r.header("x-page"), "php")
@@ -146,7 +150,7 @@ class PhpResponseRules(PhpTestCase):
         c, r = self.roundtrip(get("/static/missing.txt", "x",
                                   "Range: bytes=0-3\r\nIf-None-Match: \"x\"\r\n"))
         self.assertEqual(r.status, 404, r)
-        self.assertEqual(r.body, b"page GET uri=/errors/page.php query= body= range=- inm=-\n")
+        self.assertEqual(r.body, b"page GET uri=/static/missing.txt query= body= range=- inm=-\n")
         # files /static has no header rules of its own: the site's.
         self.assertEqual(r.header("x-site"), "site")
         self.assertEqual(r.header("x-powered-by"), "PHP-test")
@@ -182,9 +186,17 @@ class PhpResponseRules(PhpTestCase):
         self.assertEqual(r.header("content-type"), "text/html; charset=utf-8")
 
     def test_a_route_page_whose_backend_is_down_falls_back(self):
-        c, r = self.roundtrip(get("/downpage/x.php"))
+        c, r = self.roundtrip(get("/downpage/x.php?from=here"))
         self.assertEqual(r.status, 502, r)
         self.assertEqual(r.body, b"502 Bad Gateway\n")
+        # The page's failure is logged with its request as PHP saw it: GET
+        # and the client's target (the method and the target are no longer
+        # one run of the connection's buffer).
+        page_failed = re.compile(r'weft: fastcgi /down: .*\("GET /downpage/x\.php\?from=here"\)')
+        deadline = time.monotonic() + 5
+        while not page_failed.search(self.weft.stderr()):
+            self.assertLess(time.monotonic(), deadline, self.weft.stderr())
+            time.sleep(0.05)
 
 
 if __name__ == "__main__":

@@ -88,8 +88,6 @@ bool has_line_break(std::string_view text) {
     return false;
 }
 
-// Removes the lines of field `name` from `size` bytes of field lines
-// ("Name: value\r\n" each) at `fields`; returns the size left.
 // The length of the field line at `line`, of `left` bytes.
 std::size_t line_length(const char* line, std::size_t left) {
     const auto* lf = static_cast<const char*>(std::memchr(line, '\n', left));
@@ -335,7 +333,10 @@ void Exchange::serve_pending_page() {
         const bool head = is_head();
         internal->method = head ? Method::head : Method::get;
         internal->method_name = head ? "HEAD" : "GET";
-        internal->target = internal->path = page.route;
+        // The target stays the client's: what PHP gets as REQUEST_URI, as
+        // nginx's $request_uri (an application's router names the page
+        // that was not found from it).
+        internal->path = page.route;
         internal->query = {};
         internal->content_length = 0;
         internal->chunked = false;
