@@ -37,6 +37,10 @@ site {
         fallback = /app/index.php
         deny = /app/secret
     }
+    fastcgi exact /status.php {
+        upstream = php
+        alias = {dir}/release1/info.php
+    }
 }
 """
 
@@ -145,6 +149,14 @@ class Scripts(PhpTestCase):
             c, r = self.roundtrip(get(path))
             self.assertIn(r.status, (403, 404), r)
             self.assertNotIn(SECRET, r.body)
+
+    def test_an_exact_routes_alias_names_the_script(self):
+        s = self.server("/status.php?z=3")
+        self.assertEqual(s["SCRIPT_NAME"], "/status.php")
+        self.assertEqual(s["SCRIPT_FILENAME"], os.path.join(self.dir, "release1", "info.php"))
+        self.assertEqual(s["DOCUMENT_ROOT"], os.path.join(self.dir, "release1"))
+        c, r = self.roundtrip(get("/status.php/x"))
+        self.assertEqual(r.status, 404, r)
 
 
 if __name__ == "__main__":
