@@ -1,5 +1,5 @@
 #pragma once
-// What a configuration adds to a handler's responses (docs/configuration:
+// What a configuration adds to a handler's responses (conf/weft.conf:
 // "headers", "cache_control", "expires", "error_page"), resolved at load from
 // the handler's keys and its site's (handlers/build.hpp) into ready-made
 // bytes: the Exchange applies them where it assembles a head, with no
