@@ -23,6 +23,9 @@
 #   result hello_instr=N file1k_instr=N hello_cpu_vs_limit=N
 #          file1k_cpu_vs_nginx=N file1m_rps_vs_nginx=N idle_bytes_per_conn=N
 #
+# WEFT_FILES_KEYS (environment): lines added to weft's `files /` section, to
+# measure what a key costs (WEFT_FILES_KEYS='deny = /private *.less /a/**/*.md').
+#
 # Needs nginx, wrk, valgrind, strace, taskset (util-linux); installs nothing.
 
 set -uo pipefail
@@ -76,6 +79,7 @@ if ((quick)); then
     st_n=([hello]=5000 [file1k]=5000 [file1m]=100)
 fi
 connections=16
+files_keys=${WEFT_FILES_KEYS:-}
 
 log() { echo "http.sh: $*" >&2; }
 die() {
@@ -185,6 +189,7 @@ site {
         body = Hello, World!
     }
     files / {
+$files_keys
     }
 }
 EOF

@@ -183,7 +183,7 @@ void plant_tree(const fs::path& dir) {
     const fs::path www = dir / "www";
     for (const char* script :
          {"index.php", "app.php", "dir/index.php", "dir/other.php", "sub.php/index.php",
-          "front/index.php", "pass/main.phtml", "pass/x.php"})
+          "front/index.php", "pass/main.phtml", "pass/x.php", "dir/lib.php"})
         write_file(www / script, "<?php echo 'never run: the backend is scripted';\n");
     write_file(www / "page.html", "<p>a page</p>\n");
     write_file(www / "dir/file.txt", "a file beside an index script\n");
@@ -227,7 +227,8 @@ void plant_tree(const fs::path& dir) {
 
 // The configuration: timeouts of an hour (nothing waits on a clock), a small
 // body limit, a named upstream and a handler's own `pass`, both to the
-// scripted backend.
+// scripted backend; response rules on the site and handlers, with error
+// pages routed to files and to the scripted backend, and one from a file.
 std::string configuration(const std::string& dir) {
     std::string text = R"(threads = 1
 keep_alive_timeout = 1h
@@ -245,16 +246,43 @@ upstream php {
 }
 site {
     root = DIR/www
+    headers {
+        X-Site = fuzz
+        remove X-Powered-By
+    }
+    error_page = 404 /static/sub/b.css
+    error_page = 403 file DIR/www/page.html
     files /static {
         listing = on
         precompressed = on
         cache_control = max-age=60
         deny = /static/deny
+        headers {
+            X-Site = static
+            add Link = "</a.css>; rel=preload"
+        }
+        error_page = 404 /front/index.php
     }
     files /follow {
         root = DIR/links
         follow_symlinks = on
         index = page.html
+    }
+    files /assets {
+        alias = DIR/www/static
+        listing = on
+        precompressed = on
+        deny = *.css /assets/**/deny/* composer.json
+    }
+    files exact /favicon.ico {
+        alias = DIR/www/page.html
+    }
+    fastcgi /aliased {
+        upstream = php
+        alias = DIR/www/dir
+        scripts = /aliased/{index,other}.php /aliased/x*.php
+        deny = *.txt /aliased/private
+        fallback = /aliased/index.php
     }
     fastcgi /front {
         upstream = php
@@ -273,6 +301,12 @@ site {
     fastcgi / {
         upstream = php
         precompressed = on
+        cache_control = public
+        expires = 1h
+        headers {
+            X-Powered-By = weft
+        }
+        error_page = 502 503 504 /pass/index.phtml
     }
     response /health {
         body = ok

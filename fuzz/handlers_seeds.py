@@ -55,6 +55,13 @@ DEEP = b"/long/" + b"/".join(bytes([c]) * 46 for c in b"abcdef") + b"/"
 OTHER_DEEP = b"/" + b"/".join(bytes([c]) * 46 for c in b"bcdef") + b"/"  # the other site's root is /long/aaa...
 
 SEEDS = {
+    # Response rules: error pages routed to files and to the backend.
+    "error_page_static_to_php": [client(get(b"/static/missing.txt", extra=b"Range: bytes=0-1\r\n")),
+                                 cgi(OK)],
+    "error_page_unrouted_site": [client(get(b"/nothing", host="nowhere.example"))],
+    "error_page_backend_down": [client(get(b"/index.php")), raw(b"", CLOSE_AFTER | AT_ONCE),
+                                cgi(OK)],
+    "error_page_head_file": [client(b"HEAD /static/.secret HTTP/1.1\r\nHost: x\r\n\r\n")],
     # The fastcgi handler: scripts, index scripts, PATH_INFO, queries.
     "index_script": [client(get(b"/")), cgi(OK)],
     "dir_index_script": [client(get(b"/dir/")), cgi(b"Content-Type: text/plain\r\n\r\nindex")],
@@ -135,6 +142,17 @@ SEEDS = {
     "client_in_pieces": [client(b"GET /app"), client(b".php HTTP/1.1\r\nHo"),
                          client(b"st: x\r\n\r\n"), cgi(OK)],
     "client_shuts_down": [client(get(b"/app.php") + get(b"/page.html"), shut=True), cgi(OK)],
+    # Aliases (a prefix's directory, an exact route's file), deny patterns,
+    # the scripts allow-list: all answered by weft but for the listed ones.
+    "aliased_files": [client(get(b"/assets/a.txt", extra=b"Accept-Encoding: gzip\r\n")
+                             + get(b"/assets") + get(b"/assets/sub/") + get(b"/assets/sub/b.css")
+                             + get(b"/assets/deny/x.txt") + get(b"/assets/sub/link.txt")
+                             + get(b"/assets/../outside.txt") + get(b"/assets%2f..%2fapp.php")
+                             + get(b"/favicon.ico") + get(b"/favicon.ico/x"))],
+    "aliased_scripts": [client(get(b"/aliased/") + get(b"/aliased/lib.php")
+                               + get(b"/aliased/other.php/x/y") + get(b"/aliased/file.txt")
+                               + get(b"/aliased/no/such") + get(b"/aliased")),
+                        cgi(OK), cgi(OK), cgi(OK)],
     "pipelined_mix": [client(get(b"/static/a.txt") + get(b"/app.php") +
                              b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n" + get(b"/nothing.php")),
                       cgi(OK), cgi(OK)],

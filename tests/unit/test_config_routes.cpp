@@ -187,6 +187,10 @@ TEST_CASE("headers, error_page and expires errors", "[config]") {
     CHECK(failure(site("    files / {\n        expires = 1d\n        cache_control = public, "
                        "max-age=60\n    }\n")) ==
           "test.conf:3:5: files / sets max-age by 'cache_control' and by 'expires': one of them");
+    CHECK(failure(site("    files / {\n        expires = 1d\n        headers {\n            "
+                       "cache-control = no-store\n        }\n    }\n")) ==
+          "test.conf:3:5: files / says Cache-Control in 'headers' and by 'cache_control' or "
+          "'expires': one of them");
     CHECK(failure(site("    files / {\n        expires = soon\n    }\n"))
               .starts_with("test.conf:4:19: "));
     CHECK(failure(site("    response / {\n        expire = 1d\n    }\n")) ==

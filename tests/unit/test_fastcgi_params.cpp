@@ -55,6 +55,7 @@ TEST_CASE("params: a POST to a front controller, byte for byte", "[fastcgi]") {
     ScriptParams params;
     params.document_root = "/srv/app";
     params.script_name = "/index.php";
+    params.script_file = "/index.php";
     params.path_info = "/user/7";
     params.document_uri = "/index.php/user/7";
     params.request_uri = request.target;

@@ -13,6 +13,7 @@
 using namespace weft::handlers;
 namespace fs = std::filesystem;
 using Kind = ScriptTarget::Kind;
+using weft::config::Route;
 
 namespace {
 
@@ -43,6 +44,28 @@ struct Site {
     }
     ~Site() { fs::remove_all(base); }
 
+    static PathPatterns patterns(const std::vector<std::string>& texts) {
+        PathPatterns out;
+        std::string error;
+        REQUIRE(compile_patterns(texts, true, out, error));
+        return out;
+    }
+
+    // With `deny`, `scripts` and `alias` (the rest as resolver()'s).
+    ScriptResolver with_rules(std::vector<std::string> deny, std::vector<std::string> scripts,
+                              std::string fallback = {}, PathMap paths = {{}, "", ""}) const {
+        ScriptRules rules;
+        rules.extensions = {".php"};
+        rules.index = {"index.php"};
+        rules.fallback = std::move(fallback);
+        rules.deny = patterns(deny);
+        rules.scripts = patterns(scripts);
+        std::string directory = paths.aliased() ? paths.directory() : root.string();
+        rules.paths = std::move(paths);
+        return ScriptResolver(std::move(directory), probe_resolver(root_fd.get()),
+                              std::move(rules));
+    }
+
     static void write(const fs::path& path, const std::string& content) {
         std::ofstream(path) << content;
     }
@@ -53,7 +76,7 @@ struct Site {
         rules.index = {"index.php"};
         rules.static_files = static_files;
         rules.fallback = std::move(fallback);
-        rules.deny = {"/data"};
+        rules.deny = patterns({"/data"});
         return ScriptResolver(root.string(), probe_resolver(root_fd.get()), std::move(rules));
     }
 };
@@ -62,12 +85,14 @@ struct Resolved {
     Kind kind;
     std::string script;
     std::string path_info;
+    std::string file; // beneath the root: SCRIPT_FILENAME's end
 };
 
 Resolved resolve(const ScriptResolver& resolver, std::string_view path) {
     char scratch[4096];
     const ScriptTarget t = resolver.resolve(path, scratch);
-    return {t.kind, std::string(t.script_name), std::string(t.path_info)};
+    return {t.kind, std::string(t.script_name), std::string(t.path_info),
+            std::string(t.script_file)};
 }
 
 } // namespace
@@ -189,4 +214,88 @@ TEST_CASE("the index names are tried in order, and the first that exists wins") 
     CHECK(t.kind == Kind::script);
     CHECK(t.script == "/both/index.php");
     CHECK(php_first.scratch_size(6) == 6 + 10);
+}
+
+TEST_CASE("deny patterns: prefixes, names and globs, on the path and on the script") {
+    Site site;
+    const ScriptResolver r =
+        site.with_rules({"/data", "info.php", "/sub/*.php", "*.md", "style.*"}, {});
+    CHECK(resolve(r, "/info.php").kind == Kind::forbidden);
+    CHECK(resolve(r, "/style.css").kind == Kind::forbidden);
+    CHECK(resolve(r, "/app.php/notes.md").kind == Kind::forbidden);
+    // The script an index makes of /sub/, and one before PATH_INFO.
+    CHECK(resolve(r, "/sub/").kind == Kind::forbidden);
+    CHECK(resolve(r, "/info.php/user/7").kind == Kind::forbidden);
+    const auto t = resolve(r, "/app.php/user/7");
+    CHECK(t.kind == Kind::script);
+    CHECK(t.file == "/app.php");
+    CHECK(resolve(r, "/").kind == Kind::script);
+}
+
+TEST_CASE("scripts: only the listed ones run, the others are 404, never the fallback") {
+    Site site;
+    const ScriptResolver r = site.with_rules({}, {"/{index,app}.php"}, "/index.php");
+    auto t = resolve(r, "/app.php/user/7");
+    CHECK(t.kind == Kind::script);
+    CHECK(t.script == "/app.php");
+    CHECK(t.path_info == "/user/7");
+    CHECK(resolve(r, "/info.php").kind == Kind::not_found);
+    CHECK(resolve(r, "/info.php/x").kind == Kind::not_found);
+    CHECK(resolve(r, "/data/x.php").kind == Kind::not_found);
+    // The index script is checked as what it runs.
+    CHECK(resolve(r, "/sub/").kind == Kind::not_found);
+    t = resolve(r, "/");
+    CHECK(t.kind == Kind::script);
+    CHECK(t.script == "/index.php");
+    // What is no script still reaches the front controller.
+    t = resolve(r, "/some/route");
+    CHECK(t.kind == Kind::script);
+    CHECK(t.script == "/index.php");
+    CHECK(resolve(r, "/style.css").kind == Kind::static_file);
+    // A name pattern lists a script wherever it is.
+    CHECK(resolve(site.with_rules({}, {"index.php"}), "/sub/").kind == Kind::script);
+    CHECK(resolve(site.with_rules({}, {"index.php"}), "/app.php").kind == Kind::not_found);
+}
+
+TEST_CASE("alias: the route's prefix stands for the alias, SCRIPT_NAME stays the URL's") {
+    Site site;
+    const ScriptResolver r = site.with_rules({"/w/data"}, {}, "/w/index.php",
+                                             PathMap({{}, "/w"}, "", site.root.string()));
+    auto t = resolve(r, "/w/app.php/user/7");
+    CHECK(t.kind == Kind::script);
+    CHECK(t.script == "/w/app.php");
+    CHECK(t.file == "/app.php");
+    CHECK(t.path_info == "/user/7");
+    t = resolve(r, "/w/");
+    CHECK(t.kind == Kind::script);
+    CHECK(t.script == "/w/index.php");
+    CHECK(t.file == "/index.php");
+    t = resolve(r, "/w/sub/");
+    CHECK(t.script == "/w/sub/index.php");
+    CHECK(t.file == "/sub/index.php");
+    CHECK(resolve(r, "/w").kind == Kind::add_slash);
+    CHECK(resolve(r, "/w/sub").kind == Kind::add_slash);
+    CHECK(resolve(r, "/w/style.css").kind == Kind::static_file);
+    CHECK(resolve(r, "/w/.env").kind == Kind::forbidden);
+    CHECK(resolve(r, "/w/data/x.php").kind == Kind::forbidden);
+    CHECK(resolve(r, "/w/out.php").kind == Kind::not_found);
+    CHECK(resolve(r, "/w/missing.php").kind == Kind::not_found);
+    t = resolve(r, "/w/some/route");
+    CHECK(t.script == "/w/index.php");
+    CHECK(t.file == "/index.php");
+    // The root's own paths mean nothing under the alias.
+    CHECK(resolve(r, "/app.php").kind == Kind::not_found);
+
+    // An exact route's alias names the script.
+    const ScriptResolver file = site.with_rules(
+        {}, {}, {},
+        PathMap({Route::Kind::exact, "/status.php"}, "", (site.root / "info.php").string()));
+    t = resolve(file, "/status.php");
+    CHECK(t.kind == Kind::script);
+    CHECK(t.script == "/status.php");
+    CHECK(t.file == "/info.php");
+    // What an exact route never takes (before routes by kind, a prefix's).
+    t = resolve(file, "/status.php/x");
+    CHECK(t.file == "/info.php");
+    CHECK(t.path_info == "/x");
 }

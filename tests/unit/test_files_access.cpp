@@ -60,15 +60,49 @@ TEST_CASE("access: any segment starting with a dot is refused", "[files]") {
     CHECK_FALSE(has_dot_segment("/well-known./x"));
 }
 
+namespace {
+
+bool denied(std::vector<std::string> texts, std::string_view path) {
+    PathPatterns patterns;
+    std::string error;
+    REQUIRE(compile_patterns(texts, true, patterns, error));
+    return any_matches(patterns, path);
+}
+
+} // namespace
+
 TEST_CASE("access: deny prefixes match whole segments", "[files]") {
-    CHECK(is_beneath("/private", "/private"));
-    CHECK(is_beneath("/private/", "/private"));
-    CHECK(is_beneath("/private/x/y", "/private"));
-    CHECK_FALSE(is_beneath("/privateer", "/private"));
-    CHECK_FALSE(is_beneath("/privat", "/private"));
-    CHECK_FALSE(is_beneath("/public/private", "/private"));
-    CHECK(is_beneath("/a/b", "/a/b"));
-    CHECK_FALSE(is_beneath("/a/bc", "/a/b"));
-    CHECK(is_beneath("/anything", "/"));
-    CHECK(is_beneath("/", "/"));
+    CHECK(denied({"/private"}, "/private"));
+    CHECK(denied({"/private"}, "/private/"));
+    CHECK(denied({"/private"}, "/private/x/y"));
+    CHECK_FALSE(denied({"/private"}, "/privateer"));
+    CHECK_FALSE(denied({"/private"}, "/privat"));
+    CHECK_FALSE(denied({"/private"}, "/public/private"));
+    CHECK(denied({"/a/b"}, "/a/b"));
+    CHECK_FALSE(denied({"/a/b"}, "/a/bc"));
+    CHECK(denied({"/"}, "/anything"));
+    CHECK(denied({"/"}, "/"));
+    // A trailing '/' covers the directory itself too, as it always has.
+    CHECK(denied({"/private/"}, "/private"));
+    CHECK(denied({"/private//"}, "/private/x"));
+    CHECK_FALSE(denied({"/private/"}, "/privateer"));
+    CHECK_FALSE(denied({}, "/private"));
+}
+
+TEST_CASE("access: deny names and globs", "[files]") {
+    const std::vector<std::string> deny{"/vendor", "composer.json", "*.less", "/w/**/*.md"};
+    CHECK(denied(deny, "/vendor/autoload.php"));
+    CHECK(denied(deny, "/composer.json"));
+    CHECK(denied(deny, "/w/extensions/x/composer.json"));
+    CHECK_FALSE(denied(deny, "/composer.json/x"));
+    CHECK_FALSE(denied(deny, "/composer.jsonx"));
+    CHECK(denied(deny, "/skins/a.less"));
+    CHECK_FALSE(denied(deny, "/skins/a.less.css"));
+    CHECK(denied(deny, "/w/a/README.md"));
+    CHECK_FALSE(denied(deny, "/x/README.md"));
+    CHECK_FALSE(denied(deny, "/w/a.css"));
+    PathPatterns patterns;
+    std::string error;
+    CHECK_FALSE(compile_patterns({"/ok", "/x{a"}, true, patterns, error));
+    CHECK(error == "bad pattern '/x{a': unclosed '{' at 3");
 }

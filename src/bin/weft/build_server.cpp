@@ -22,6 +22,7 @@ std::unique_ptr<BuiltServer> build_server(const config::Config& config, std::str
             built->handlers.push_back(handler.get());
             routed.handlers.push_back(std::move(handler));
         }
+        if (!handlers::build_response_rules(nullptr, context, routed.rules, error)) return nullptr;
         built->server.router.add_site(std::move(routed));
     }
     if (purpose == Build::serving && config.access_log != "off") {

@@ -40,7 +40,7 @@ struct Upstream {
     milliseconds keepalive_timeout{4'000};
 };
 
-// Which requests a handler answers (docs/configuration: "Routes"): a path
+// Which requests a handler answers (conf/weft.conf): a path
 // prefix (`/static`), one exact path (`exact /`), or a pattern matched
 // whole (`/w/*.php`, `*.css`; util/path_pattern.hpp).
 struct Route {

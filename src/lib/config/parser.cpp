@@ -508,6 +508,11 @@ const char* common_needs(const HandlerCommon& h) {
     for (char& c : lower) c = ascii::to_lower(c);
     if (h.expires && lower.find("max-age") != std::string::npos)
         return "sets max-age by 'cache_control' and by 'expires': one of them";
+    if (!h.cache_control.empty() || h.expires)
+        for (const HeaderEdit& edit : h.headers)
+            if (ascii::equals_ignoring_case(edit.name, "Cache-Control"))
+                return "says Cache-Control in 'headers' and by 'cache_control' or 'expires': "
+                       "one of them";
     return nullptr;
 }
 

@@ -6,7 +6,18 @@
 #include "handlers/redirect.hpp"
 #include "handlers/response.hpp"
 
+#include "http/date.hpp"
+#include "http/mime.hpp"
+#include "http/path.hpp"
+#include "util/ascii.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
 #include <variant>
 
 namespace weft::handlers {
@@ -68,10 +79,142 @@ std::optional<http::Route> route(const config::Route& route, std::string& error)
     return pattern;
 }
 
+namespace {
+
+bool read_whole_file(const std::string& path, std::string& out, std::string& error) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        error = std::strerror(errno);
+        return false;
+    }
+    char buffer[16384];
+    ssize_t n;
+    while ((n = ::read(fd, buffer, sizeof buffer)) > 0)
+        out.append(buffer, static_cast<std::size_t>(n));
+    if (n < 0) error = std::strerror(errno);
+    ::close(fd);
+    return n == 0;
+}
+
+std::string lowercase(std::string_view text) {
+    std::string out(text);
+    for (char& c : out) c = ascii::to_lower(c);
+    return out;
+}
+
+bool same_name(std::string_view a, std::string_view b) {
+    return ascii::equals_ignoring_case(a, b);
+}
+
+} // namespace
+
+bool build_response_rules(const config::HandlerCommon* common, const BuildContext& context,
+                          std::unique_ptr<const http::ResponseRules>& out, std::string& error) {
+    const std::string name =
+        common ? common->route.path + ": "
+               : "site " +
+                     std::string(context.site_name().empty() ? "(default)" : context.site_name()) +
+                     ": ";
+    const std::vector<config::HeaderEdit> none_edits;
+    const std::vector<config::ErrorPage> none_pages;
+    const std::vector<config::HeaderEdit>& own_edits = common ? common->headers : none_edits;
+    const std::vector<config::ErrorPage>& own_pages = common ? common->error_pages : none_pages;
+    auto rules = std::make_unique<http::ResponseRules>();
+
+    // headers: the site's, but for names the handler has entries for; then
+    // the handler's.
+    // A handler's cache_control or expires overrides the site's Cache-Control
+    // as its own headers entry would (the loader refuses both in one handler).
+    const bool own_cache_keys = common && (!common->cache_control.empty() || common->expires);
+    std::vector<const config::HeaderEdit*> edits;
+    for (const config::HeaderEdit& edit : context.site.headers)
+        if (std::none_of(
+                own_edits.begin(), own_edits.end(),
+                [&](const config::HeaderEdit& own) { return same_name(own.name, edit.name); }) &&
+            !(own_cache_keys && same_name(edit.name, "Cache-Control")))
+            edits.push_back(&edit);
+    for (const config::HeaderEdit& edit : own_edits) edits.push_back(&edit);
+    bool sets_cache_control = false;
+    for (const config::HeaderEdit* edit : edits) {
+        using Op = config::HeaderEdit::Op;
+        std::string lower = lowercase(edit->name);
+        if (edit->op != Op::add &&
+            std::find(rules->drops.begin(), rules->drops.end(), lower) == rules->drops.end())
+            rules->drops.push_back(lower);
+        if (edit->op != Op::remove) {
+            rules->lines.append(edit->name).append(": ").append(edit->value).append("\r\n");
+            sets_cache_control = sets_cache_control || lower == "cache-control";
+        }
+    }
+
+    // cache_control and expires; a headers entry that sends a Cache-Control
+    // says it all.
+    if (common && !sets_cache_control && (!common->cache_control.empty() || common->expires)) {
+        std::string value = common->cache_control;
+        if (common->expires) {
+            rules->expires =
+                std::chrono::duration_cast<std::chrono::seconds>(*common->expires).count();
+            if (!value.empty()) value += ", ";
+            value += "max-age=" + std::to_string(rules->expires);
+        }
+        rules->cache_control_line = "Cache-Control: " + value + "\r\n";
+    }
+    const std::size_t expires_line = rules->expires >= 0 ? 11 + http::kHttpDateLength : 0;
+    if (rules->lines.size() + rules->cache_control_line.size() + expires_line >
+        http::ResponseRules::kMaxLines) {
+        error = name + "the headers it adds pass " +
+                std::to_string(http::ResponseRules::kMaxLines) + " bytes";
+        return false;
+    }
+
+    // error_page: the handler's, then the site's for the other statuses.
+    const auto add_pages = [&](const std::vector<config::ErrorPage>& pages) {
+        for (const config::ErrorPage& page : pages) {
+            for (const int status : page.statuses) {
+                if (rules->error_page(status)) continue;
+                http::ErrorPageTarget target;
+                target.status = status;
+                if (page.kind == config::ErrorPage::Kind::file) {
+                    target.from_file = true;
+                    target.content_type = http::mime_type(page.target);
+                    std::string why;
+                    if (context.open_roots && !read_whole_file(page.target, target.body, why)) {
+                        error = name + "cannot read the error page " + page.target + ": " + why;
+                        return false;
+                    }
+                } else {
+                    std::string scratch(page.target.size(), '\0');
+                    const std::optional<std::string_view> path =
+                        http::normalize_path(page.target, scratch.data());
+                    if (!path) {
+                        error = name + "the error page " + page.target + " is not a path";
+                        return false;
+                    }
+                    target.route = *path;
+                }
+                rules->error_pages.push_back(std::move(target));
+            }
+        }
+        return true;
+    };
+    if (!add_pages(own_pages) || !add_pages(context.site.error_pages)) return false;
+
+    if (!rules->empty()) out = std::move(rules);
+    return true;
+}
+
 std::unique_ptr<http::Handler> build_handler(const config::Handler& handler,
                                              const BuildContext& context, std::string& error) {
     // A kind without its create() does not compile.
-    return std::visit([&](const auto& h) { return create(h, context, error); }, handler);
+    std::unique_ptr<http::Handler> built =
+        std::visit([&](const auto& h) { return create(h, context, error); }, handler);
+    if (!built) return nullptr;
+    const config::HandlerCommon& common =
+        std::visit([](const auto& h) -> const config::HandlerCommon& { return h; }, handler);
+    std::unique_ptr<const http::ResponseRules> rules;
+    if (!build_response_rules(&common, context, rules, error)) return nullptr;
+    built->set_rules(std::move(rules));
+    return built;
 }
 
 } // namespace weft::handlers

@@ -60,8 +60,17 @@ http::ServerOptions server_options(const config::Config& config);
 // in code may not have been).
 std::optional<http::Route> route(const config::Route& route, std::string& error);
 
-// The handler for `handler`; nullptr with a one-line reason when it cannot
-// be built (a root that does not open).
+// The response rules (headers, cache_control, expires, error_page) of a
+// handler's `common` keys under its site's, or of the site alone (`common`
+// null: for requests no handler takes): a handler's entry for a header name
+// or a status overrides the site's. `out` stays null when there are none.
+// false with a one-line reason when they cannot be built (an error page's
+// file that does not read: only when serving, as roots).
+bool build_response_rules(const config::HandlerCommon* common, const BuildContext& context,
+                          std::unique_ptr<const http::ResponseRules>& out, std::string& error);
+
+// The handler for `handler`, with its response rules; nullptr with a
+// one-line reason when it cannot be built (a root that does not open).
 std::unique_ptr<http::Handler> build_handler(const config::Handler& handler,
                                              const BuildContext& context, std::string& error);
 

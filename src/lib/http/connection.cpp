@@ -258,8 +258,12 @@ Connection::Next Connection::handle(std::size_t head_size) {
     const Admission admission = admit(request_, options_, server_.router, path_, sizeof path_);
     Exchange exchange(socket_, body_, server_.router, request_, admission.path);
     if (admission.verdict == Admission::Verdict::serve) {
+        exchange.set_rules(admission.handler->rules());
         admission.handler->serve(exchange);
         if (!exchange.finished()) {
+            // A route error page is served here, on this stack, not above
+            // the handler that chose it.
+            exchange.send_pending_page();
             if (exchange.handed_over()) {
                 // The socket is the handler's: nothing more is read or
                 // written here, and the loop closes it when the coroutine
@@ -274,6 +278,7 @@ Connection::Next Connection::handle(std::size_t head_size) {
                                    : error == -EPROTO    ? 400
                                                          : 500;
                 exchange.send_error(status);
+                exchange.send_pending_page();
             }
         }
     } else if (admission.verdict == Admission::Verdict::options) {
@@ -281,9 +286,7 @@ Connection::Next Connection::handle(std::size_t head_size) {
         exchange.header("Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH");
         exchange.send({});
     } else {
-        // A body we will not read (413) would be taken for the next request.
-        if (admission.status == 413) exchange.close_after();
-        exchange.send_error(admission.status);
+        refuse(exchange, admission.status);
     }
     Next next = body_.finish(exchange.closing()) ? Next::keep_alive : Next::linger;
     if (!exchange.finished()) next = Next::close; // a body cut short: only closing tells
@@ -295,6 +298,15 @@ Connection::Next Connection::handle(std::size_t head_size) {
         next = !body_.done() || unread_input() ? Next::linger : Next::close;
     }
     return next;
+}
+
+void Connection::refuse(Exchange& exchange, int status) {
+    // A body we will not read (413) would be taken for the next request.
+    if (status == 413) exchange.close_after();
+    // Refusals get the site's rules and error pages.
+    exchange.set_rules(server_.router.site_rules(request_.host));
+    exchange.send_error(status);
+    exchange.send_pending_page();
 }
 
 Connection::Next Connection::answer_bad_request(int status, std::string_view reason) {

@@ -66,6 +66,9 @@ private:
     // Takes back what an earlier coroutine of this connection parked with.
     void resume_head(ParkedState* parked);
     Next handle(std::size_t head_size);
+    // Answers `status` for a request no handler serves (noinline: off the
+    // request loop's registers).
+    [[gnu::noinline]] void refuse(Exchange& exchange, int status);
     Next answer_bad_request(int status, std::string_view reason);
     void log(const Exchange& exchange);
     // For the log of a head that did not parse: its first line as received,

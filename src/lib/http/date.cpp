@@ -144,4 +144,18 @@ std::string_view current_http_date() {
     return {text, kHttpDateLength};
 }
 
+std::string_view http_date_after(std::int64_t seconds) {
+    thread_local std::time_t cached = -1;
+    thread_local std::int64_t cached_seconds = -1;
+    thread_local char text[kHttpDateLength];
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME_COARSE, &now);
+    if (now.tv_sec != cached || seconds != cached_seconds) {
+        cached = now.tv_sec;
+        cached_seconds = seconds;
+        format_http_date(cached + static_cast<std::time_t>(seconds), text);
+    }
+    return {text, kHttpDateLength};
+}
+
 } // namespace weft::http

@@ -2,6 +2,7 @@
 
 #include "http/body_reader.hpp"
 #include "http/date.hpp"
+#include "http/router.hpp"
 #include "http/status.hpp"
 #include "loop/loop.hpp"
 #include "util/ascii.hpp"
@@ -11,10 +12,14 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 namespace weft::http {
 
 namespace {
+
+// "Expires: <date>\r\n"
+constexpr std::size_t kExpiresLineSize = 9 + kHttpDateLength + 2;
 
 // Appends `text` at `out`; the caller has made room.
 char* put(char* out, std::string_view text) {
@@ -83,18 +88,27 @@ bool has_line_break(std::string_view text) {
     return false;
 }
 
+// The length of the field line at `line`, of `left` bytes.
+std::size_t line_length(const char* line, std::size_t left) {
+    const auto* lf = static_cast<const char*>(std::memchr(line, '\n', left));
+    return lf ? static_cast<std::size_t>(lf - line) + 1 : left;
+}
+
+// Whether the field line [line, line + length) is a field named `name`.
+bool names_field(const char* line, std::size_t length, std::string_view name) {
+    return length > name.size() && line[name.size()] == ':' &&
+           ascii::equals_ignoring_case({line, name.size()}, name);
+}
+
 // Removes the lines of field `name` from `size` bytes of field lines
 // ("Name: value\r\n" each) at `fields`; returns the size left.
 std::size_t drop_field(char* fields, std::size_t size, std::string_view name) {
     std::size_t kept = 0;
     for (std::size_t at = 0; at < size;) {
         const char* line = fields + at;
-        const auto* lf = static_cast<const char*>(std::memchr(line, '\n', size - at));
-        const std::size_t length = lf ? static_cast<std::size_t>(lf - line) + 1 : size - at;
-        const bool match = length > name.size() && line[name.size()] == ':' &&
-                           ascii::equals_ignoring_case({line, name.size()}, name);
-        if (!match) {
-            std::memmove(fields + kept, line, length);
+        const std::size_t length = line_length(line, size - at);
+        if (!names_field(line, length, name)) {
+            if (kept != at) std::memmove(fields + kept, line, length);
             kept += length;
         }
         at += length;
@@ -112,7 +126,7 @@ void Exchange::header(std::string_view name, std::string_view value) {
         return;
     }
     const std::size_t need = name.size() + value.size() + 4;
-    if (head_size_ + need > kHeadCapacity) {
+    if (head_size_ + need > kFieldCapacity) {
         overflow_ = true;
         return;
     }
@@ -125,7 +139,7 @@ void Exchange::header(std::string_view name, std::string_view value) {
 }
 
 void Exchange::header_lines(std::string_view lines) {
-    if (head_size_ + lines.size() > kHeadCapacity) {
+    if (head_size_ + lines.size() > kFieldCapacity) {
         overflow_ = true;
         return;
     }
@@ -134,6 +148,10 @@ void Exchange::header_lines(std::string_view lines) {
 }
 
 int Exchange::fail(int error) {
+    // An error page's handler that fails before sending leaves the
+    // exchange to the built-in page.
+    if (serving_page_ && state_ == State::fresh) return error;
+    if (state_ == State::page_pending) return -ECANCELED;
     if (state_ != State::handed_over) state_ = State::failed;
     close_after_ = true;
     return error;
@@ -146,9 +164,18 @@ int Exchange::send_head(std::uint64_t length, std::string_view body, bool more,
         std::fprintf(
             stderr,
             "weft: a response field held CR or LF, or the fields passed %zu bytes, for %.*s: 500\n",
-            kHeadCapacity, static_cast<int>(path_.size()), path_.data());
+            kFieldCapacity, static_cast<int>(path_.size()), path_.data());
         head_size_ = 0;
         overflow_ = false;
+        return send_error(500);
+    }
+    if (rules_ && !apply_rules()) {
+        std::fprintf(stderr,
+                     "weft: the response's fields and the configured headers passed %zu bytes, "
+                     "for %.*s: 500\n",
+                     kHeadCapacity, static_cast<int>(path_.size()), path_.data());
+        head_size_ = 0;
+        rules_ = nullptr; // the 500 goes without them
         return send_error(500);
     }
     const bool no_body = status_has_no_body(status_);
@@ -157,13 +184,13 @@ int Exchange::send_head(std::uint64_t length, std::string_view body, bool more,
         body = {};
     } else if (length == kUnknownLength && !is_head()) {
         // HTTP/1.0 has no chunks: the body ends when the connection does.
-        if (request_.minor >= 1) {
+        if (request_->minor >= 1) {
             chunked_ = true;
         } else {
             close_after_ = true;
         }
     }
-    if (!request_.keep_alive || body_.awaits_continue()) close_after_ = true;
+    if (!request_->keep_alive || body_.awaits_continue()) close_after_ = true;
     if (Loop* loop = Loop::current(); loop && loop->stopping()) close_after_ = true;
 
     char lead[kLeadRoom];
@@ -179,7 +206,7 @@ int Exchange::send_head(std::uint64_t length, std::string_view body, bool more,
     char* tail = fields_end();
     if (close_after_) {
         tail = put(tail, "Connection: close\r\n");
-    } else if (request_.minor == 0) {
+    } else if (request_->minor == 0) {
         tail = put(tail, "Connection: keep-alive\r\n");
     }
     tail = put(tail, "\r\n");
@@ -242,8 +269,114 @@ int Exchange::send_file(int fd, off_t offset, std::uint64_t length) {
     return 0;
 }
 
+bool Exchange::apply_rules() {
+    const ResponseRules& rules = *rules_;
+    if (serving_page_) {
+        // An error page is not the resource its handler knows: no
+        // validators a cache or a later request could take for it.
+        status_ = pending_page_->status;
+        for (std::string_view name : {"last-modified", "etag", "accept-ranges"})
+            head_size_ = drop_field(head_ + kLeadRoom, head_size_, name);
+    }
+    char* const fields = head_ + kLeadRoom;
+    const bool caches = !rules.cache_control_line.empty() && status_ < 400;
+    bool own_cache_control = false;
+    if (caches || !rules.drops.empty()) {
+        // One pass over the handler's fields: the rules' names go, and
+        // whether a Cache-Control of its own stays is noted.
+        std::size_t kept = 0;
+        for (std::size_t at = 0; at < head_size_;) {
+            char* const line = fields + at;
+            const std::size_t length = line_length(line, head_size_ - at);
+            at += length;
+            bool dropped = false;
+            for (const std::string& name : rules.drops)
+                if ((dropped = names_field(line, length, name))) break;
+            if (dropped) continue;
+            own_cache_control = own_cache_control || names_field(line, length, "cache-control");
+            if (fields + kept != line) std::memmove(fields + kept, line, length);
+            kept += length;
+        }
+        head_size_ = kept;
+    }
+    const bool adds_cache = caches && !own_cache_control;
+    const std::size_t need =
+        rules.lines.size() +
+        (adds_cache ? rules.cache_control_line.size() + (rules.expires >= 0 ? kExpiresLineSize : 0)
+                    : 0);
+    if (head_size_ + need > kHeadCapacity) return false;
+    char* out = fields + head_size_;
+    if (adds_cache) {
+        out = put(out, rules.cache_control_line);
+        if (rules.expires >= 0) {
+            out = put(out, "Expires: ");
+            out = put(out, http_date_after(rules.expires));
+            out = put(out, "\r\n");
+        }
+    }
+    out = put(out, rules.lines);
+    head_size_ = static_cast<std::size_t>(out - fields);
+    return true;
+}
+
+void Exchange::serve_pending_page() {
+    const ErrorPageTarget& page = *pending_page_;
+    const int status = page.status;
+    state_ = State::fresh;
+    if (abandoned_) return;
+    const Handler* handler = router_.route(request_->host, page.route);
+    if (handler) {
+        // The page as an internal GET (HEAD stays HEAD) of its path: nothing
+        // of the request that would change what it answers or read the
+        // body. On the heap: an error's path.
+        auto internal = std::make_unique<Request>(*request_);
+        const bool head = is_head();
+        internal->method = head ? Method::head : Method::get;
+        internal->method_name = head ? "HEAD" : "GET";
+        // The target stays the client's: what PHP gets as REQUEST_URI, as
+        // nginx's $request_uri (an application's router names the page
+        // that was not found from it).
+        internal->path = page.route;
+        internal->query = {};
+        internal->content_length = 0;
+        internal->chunked = false;
+        internal->expect_continue = false;
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < request_->header_count; ++i) {
+            const std::string_view name = request_->headers[i].name;
+            bool skip = false;
+            for (std::string_view dropped :
+                 {"Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since",
+                  "If-Unmodified-Since", "Content-Length", "Content-Type", "Transfer-Encoding",
+                  "Expect", "Upgrade"})
+                skip = skip || ascii::equals_ignoring_case(name, dropped);
+            if (!skip) internal->headers[kept++] = request_->headers[i];
+        }
+        internal->header_count = kept;
+
+        const Request* const original = request_;
+        const std::string_view original_path = path_;
+        const std::size_t fields = head_size_;
+        request_ = internal.get();
+        path_ = page.route;
+        serving_page_ = true;
+        handler->serve(*this);
+        serving_page_ = false;
+        request_ = original;
+        path_ = original_path;
+        if (state_ != State::fresh || abandoned_) return;
+        // Nothing went: the built-in page, with the fields the handler set
+        // before the error (not the page's).
+        head_size_ = std::min(head_size_, fields);
+        overflow_ = false;
+    }
+    send_error(status); // page_chosen_: not this page again
+}
+
 int Exchange::send_error(int status, std::string_view detail) {
     if (state_ != State::fresh) return fail(-EALREADY);
+    // The error page's handler's own error: the built-in page follows.
+    if (serving_page_) return -ECANCELED;
     status_ = status;
     char body[512];
     const std::string_view text = status_text(status);
@@ -255,6 +388,18 @@ int Exchange::send_error(int status, std::string_view detail) {
     // that described that body go, the others (Allow for a 405) stay.
     head_size_ = drop_field(head_ + kLeadRoom, head_size_, "Content-Type");
     head_size_ = drop_field(head_ + kLeadRoom, head_size_, "Content-Encoding");
+    if (rules_ && !page_chosen_) {
+        if (const ErrorPageTarget* page = rules_->error_page(status)) {
+            if (page->from_file) {
+                header("Content-Type", page->content_type);
+                return send(page->body);
+            }
+            pending_page_ = page;
+            page_chosen_ = true;
+            state_ = State::page_pending;
+            return 0;
+        }
+    }
     header("Content-Type", "text/plain; charset=utf-8");
     return send({body, static_cast<std::size_t>(n)});
 }
@@ -401,12 +546,14 @@ int Exchange::finish() {
 }
 
 ssize_t Exchange::read_body(void* buffer, std::size_t n) {
+    if (serving_page_) return 0; // an error page's request has no body
     return body_.read(buffer, n, responded());
 }
 
 int Exchange::switch_protocols(std::string_view protocol, HandOver& out) {
     if (state_ != State::fresh) return -EALREADY;
-    if (request_.minor == 0) return -EPROTO; // HTTP/1.0 has no Upgrade (RFC 9110 §7.8)
+    if (serving_page_) return -EPERM;         // an error page is no hand-over
+    if (request_->minor == 0) return -EPROTO; // HTTP/1.0 has no Upgrade (RFC 9110 §7.8)
     // Its bytes would be taken for the new protocol's.
     if (!body_.done() || body_.error()) return -EBUSY;
     header("Upgrade", protocol);

@@ -19,12 +19,18 @@
 // Every call returns 0 or -errno; after an error the connection is closed
 // and later calls fail at once, so a handler may ignore the results.
 //
+// The configuration's response rules (http/response_rules.hpp), when the
+// Connection passes them, go on every head but a 101's: fields dropped and
+// added, Cache-Control and Expires below 400; send_error() serves the
+// configured page for its status instead of the built-in one.
+//
 // The Exchange writes to the client through a ClientSocket and reads the body
 // through a BodyReader; the Connection that owns both runs the request loop
 // around it and knows nothing of what the handler does between.
 
 #include "http/client_socket.hpp"
 #include "http/request.hpp"
+#include "http/response_rules.hpp"
 
 #include <sys/types.h>
 
@@ -70,17 +76,22 @@ class Exchange {
 public:
     Exchange(ClientSocket& socket, BodyReader& body, const Router& router, const Request& request,
              std::string_view path)
-        : socket_(socket), body_(body), router_(router), request_(request), path_(path) {}
+        : socket_(socket), body_(body), router_(router), request_(&request), path_(path) {}
     Exchange(const Exchange&) = delete;
     Exchange& operator=(const Exchange&) = delete;
+
+    // The configuration's rules for this response (nullptr: none), before
+    // anything is sent.
+    void set_rules(const ResponseRules* rules) { rules_ = rules; }
 
     // Room for the handler's field lines ("Name: value\r\n" each).
     static constexpr std::size_t kFieldCapacity = 4096;
 
-    const Request& request() const { return request_; }
+    // While an error page is served, the internal request for it.
+    const Request& request() const { return *request_; }
     // The request's path, percent-decoded and normalised (http/path.hpp).
     std::string_view path() const { return path_; }
-    bool is_head() const { return request_.method == Method::head; }
+    bool is_head() const { return request_->method == Method::head; }
 
     // --- the response head ---
     void status(int code) { status_ = code; }
@@ -111,7 +122,12 @@ public:
     // or -errno. The head always goes whole.
     ssize_t send_some(std::string_view body);
     int send_file(int fd, off_t offset, std::uint64_t length);
-    // The page reads "404 Not Found", then `detail` on a line of its own if
+    // The configured error page for `status`, if any: an in-memory file, or
+    // a path the site's handler for it serves, its status forced to
+    // `status`, once the handler has returned (send_pending_page()); else,
+    // or when that handler sends an error itself or nothing, the built-in
+    // page: never a second configured one.
+    // The built-in page reads "404 Not Found", then `detail` on a line of its own if
     // given. Fields the handler set go out with it (Allow for a 405), but
     // for those that described the body it replaces (Content-Type,
     // Content-Encoding).
@@ -130,6 +146,14 @@ public:
     // Some bytes, 0 at its end, or -errno. Sends 100 Continue first when the
     // client asked for it.
     ssize_t read_body(void* buffer, std::size_t n);
+
+    // Serves the route error page send_error() left pending, if any: the
+    // Connection calls it when the handler has returned, so that the
+    // page's handler runs on the stack where the first one ran, not above
+    // it (two files handlers' frames on top of each other pass 64 KiB).
+    void send_pending_page() {
+        if (state_ == State::page_pending) serve_pending_page();
+    }
 
     // Pushes out responses held back for pipelining: call it before waiting on
     // anything but the client (a backend, a timer).
@@ -161,7 +185,16 @@ public:
     const Router& router() const { return router_; }
 
 private:
-    enum class State : std::uint8_t { fresh, streaming, finished, failed, handed_over };
+    // page_pending: send_error() chose a route error page; every call fails
+    // (-ECANCELED) until send_pending_page() serves it.
+    enum class State : std::uint8_t {
+        fresh,
+        streaming,
+        finished,
+        failed,
+        handed_over,
+        page_pending
+    };
 
     // With `taken`, the body only as far as the socket takes it now.
     int send_head(std::uint64_t length, std::string_view body, bool more,
@@ -180,18 +213,29 @@ private:
     // Right after the handler's fields: where Connection and the blank line go.
     char* fields_end() { return head_ + kLeadRoom + head_size_; }
     int fail(int error);
+    // The configuration's rules, on the head about to go (noinline: off the
+    // path of a response without rules); false when its lines did not fit
+    // after the handler's fields.
+    [[gnu::noinline]] bool apply_rules();
+    [[gnu::noinline]] void serve_pending_page();
 
     ClientSocket& socket_;
     BodyReader& body_;
     const Router& router_;
-    const Request& request_;
+    const Request* request_;
     std::string_view path_;
+    const ResponseRules* rules_ = nullptr;
+    // The route error page chosen (valid once page_chosen_): its handler
+    // serves it in page_pending, then serving_page_.
+    const ErrorPageTarget* pending_page_;
     int status_ = 200;
     State state_ = State::fresh;
     bool close_after_ = false;
     bool abandoned_ = false;
     bool chunked_ = false;     // the body goes out in chunks
     bool overflow_ = false;    // a field did not fit, or held CR or LF: 500
+    bool page_chosen_ = false; // a route error page was: never a second
+    bool serving_page_ = false;
     std::uint64_t length_ = 0; // announced body length, or kUnknownLength
     std::uint64_t sent_ = 0;   // body bytes written so far
     // write_some()'s chunk under way: its data bytes not yet sent, and the
@@ -206,6 +250,9 @@ private:
     // head_[kLeadRoom...]; at sending, the status line, Server, Date and the
     // length go right before them and Connection and the blank line after.
     static constexpr std::size_t kLeadRoom = 192;
+    // The rules' lines share it with the handler's fields: 2 KiB more for
+    // them cost every connection's stack frame a page touched by the
+    // stack-clash probes.
     static constexpr std::size_t kHeadCapacity = kFieldCapacity;
     static constexpr std::size_t kTailRoom = 32;
     std::size_t head_size_ = 0; // bytes of fields

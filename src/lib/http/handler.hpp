@@ -4,8 +4,10 @@
 // shared by every loop, so serve() must not change it (per-loop state goes in
 // thread_local storage).
 
+#include "http/response_rules.hpp"
 #include "http/route.hpp"
 
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -36,8 +38,14 @@ public:
     // route.
     virtual std::string describe() const = 0;
 
+    // What the configuration adds to its responses (headers, cache_control,
+    // expires, error_page), or nullptr for nothing; set once at build.
+    const ResponseRules* rules() const { return rules_.get(); }
+    void set_rules(std::unique_ptr<const ResponseRules> rules) { rules_ = std::move(rules); }
+
 private:
     Route route_;
+    std::unique_ptr<const ResponseRules> rules_;
 };
 
 } // namespace weft::http

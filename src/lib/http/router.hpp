@@ -24,6 +24,8 @@ public:
     struct Site {
         std::vector<std::string> hosts; // any case; empty: the default site
         std::vector<std::unique_ptr<Handler>> handlers;
+        // The site's own response rules, for requests no handler takes.
+        std::unique_ptr<const ResponseRules> rules;
     };
 
     // Sites are tried in the order given; handlers are sorted here.
@@ -31,6 +33,9 @@ public:
 
     // The handler for (host, path), or nullptr when no route matches.
     const Handler* route(std::string_view host, std::string_view path) const;
+
+    // The rules of the site for `host` (nullptr: none).
+    const ResponseRules* site_rules(std::string_view host) const;
 
 private:
     // A site's handlers sorted: its prefixes, longest first, in site.handlers

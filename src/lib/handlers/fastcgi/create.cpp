@@ -12,13 +12,32 @@
 
 namespace weft::handlers {
 
+namespace {
+
+// Issue 15's rules: `deny` and `scripts` patterns, and the alias the
+// resolver maps paths through (the fallback must be beneath it).
+bool path_rules(const config::FastcgiHandler& config, const PathMap& paths, ScriptRules& rules,
+                std::string& error) {
+    if (!compile_patterns(config.deny, true, rules.deny, error)) return false;
+    if (!compile_patterns(config.scripts, false, rules.scripts, error)) return false;
+    if (!rules.fallback.empty() && !paths.local(rules.fallback)) {
+        error = "the fallback " + rules.fallback + " is not beneath the route the alias maps";
+        return false;
+    }
+    rules.paths = paths;
+    return true;
+}
+
+} // namespace
+
 std::unique_ptr<http::Handler> create(const config::FastcgiHandler& config,
                                       const BuildContext& context, std::string& error) {
     using State = FastcgiHandler::State;
     auto state = std::make_unique<State>();
     state->name = "fastcgi " + config.route.path;
     state->server_name = context.site_name();
-    std::string root(context.root(config.root));
+    const PathMap paths(config.route, context.root(config.root), config.alias);
+    std::string root = paths.directory();
     state->description = "PHP from " + root + " via " +
                          (!config.upstream.empty() ? "upstream " + config.upstream
                           : config.pass.empty()    ? std::string("nothing")
@@ -45,13 +64,17 @@ std::unique_ptr<http::Handler> create(const config::FastcgiHandler& config,
     rules.index = config.index;
     rules.static_files = config.static_files;
     rules.fallback = config.fallback.empty() ? std::string() : normalised_prefix(config.fallback);
-    for (const std::string& prefix : config.deny) rules.deny.push_back(normalised_prefix(prefix));
+    if (!path_rules(config, paths, rules, error)) {
+        error = state->name + ": " + error;
+        return nullptr;
+    }
     state->scripts = std::make_unique<ScriptResolver>(root, resolver, std::move(rules));
 
     if (config.static_files) {
         config::FilesHandler files;
         files.route = config.route;
-        files.root = root;
+        files.root = config.alias.empty() ? root : std::string();
+        files.alias = config.alias;
         // The static handler's index: the list's names that are no script
         // (the resolver runs the scripts), else index.html.
         files.index.clear();

@@ -62,7 +62,7 @@ void Endpoints::look_up(int fd) {
 
 void write_params(fastcgi::RecordWriter& w, const http::Request& request, const ScriptParams& p,
                   const Endpoints& endpoints) {
-    const std::string_view filename[] = {p.document_root, p.script_name};
+    const std::string_view filename[] = {p.document_root, p.script_file};
     w.param("SCRIPT_FILENAME", filename);
     w.param("SCRIPT_NAME", p.script_name);
     w.param("PATH_INFO", p.path_info);

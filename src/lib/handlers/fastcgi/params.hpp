@@ -2,7 +2,8 @@
 // The FastCGI params of a request, as nginx's fastcgi.conf sends them, so a
 // PHP application sees the same $_SERVER behind weft as behind nginx.
 //
-// SCRIPT_FILENAME (root + SCRIPT_NAME), SCRIPT_NAME, PATH_INFO, and
+// SCRIPT_FILENAME (root + SCRIPT_NAME; with an alias, the alias + what
+// follows the route's prefix), SCRIPT_NAME, PATH_INFO, and
 // PATH_TRANSLATED (root + PATH_INFO) when PATH_INFO is not empty;
 // REQUEST_URI (the target as sent), DOCUMENT_URI (the normalised path, or the
 // script a front controller runs), QUERY_STRING, REQUEST_METHOD, CONTENT_TYPE
@@ -44,6 +45,7 @@ struct Endpoints {
 struct ScriptParams {
     std::string_view document_root; // no trailing '/'; ScriptResolver::document_root()
     std::string_view script_name;
+    std::string_view script_file; // beneath document_root: ScriptTarget::script_file
     std::string_view path_info;
     std::string_view document_uri;
     std::string_view request_uri;

@@ -69,14 +69,15 @@ ScriptCall::~ScriptCall() {
     if (backend_) drop_backend();
 }
 
-std::string_view ScriptCall::request_line() const {
-    const char* start = request_.method_name.data();
-    const char* end = request_.target.data() + request_.target.size();
-    return {start, static_cast<std::size_t>(end - start)};
+std::string ScriptCall::request_line() const {
+    // Not a view from the method to the target's end: an error page's
+    // internal request has them in different places.
+    std::string line(request_.method_name);
+    return line.append(" ").append(request_.target);
 }
 
 void ScriptCall::fail(int status, const char* what, int error) {
-    const std::string_view line = request_line();
+    const std::string line = request_line();
     std::fprintf(stderr, "weft: %s: %s%s%s (\"%.*s\")\n", state_.name.c_str(), what,
                  error ? ": " : "", error ? std::strerror(error) : "",
                  static_cast<int>(line.size()), line.data());
@@ -84,7 +85,7 @@ void ScriptCall::fail(int status, const char* what, int error) {
 }
 
 void ScriptCall::log_stderr(std::string_view text) const {
-    const std::string_view line = request_line();
+    const std::string line = request_line();
     while (!text.empty()) {
         std::size_t end = text.find('\n');
         std::string_view one = text.substr(0, end);
@@ -218,6 +219,7 @@ bool ScriptCall::send_request(const ScriptTarget& script, std::string_view docum
     ScriptParams params;
     params.document_root = *document_root_;
     params.script_name = script.script_name;
+    params.script_file = script.script_file;
     params.path_info = script.path_info;
     params.document_uri = document_uri;
     params.request_uri = request_uri;
@@ -618,7 +620,7 @@ std::string_view ScriptCall::within_length(std::string_view bytes) {
     }
     if (!overlong_) {
         overlong_ = true;
-        const std::string_view line = request_line();
+        const std::string line = request_line();
         std::fprintf(stderr,
                      "weft: %s: the backend sent more than its Content-Length: the rest is "
                      "dropped (\"%.*s\")\n",

@@ -94,7 +94,7 @@ private:
     static int flush_to_backend(void* self, const char* bytes, std::size_t size);
     void fail(int status, const char* what, int error = 0);
     void log_stderr(std::string_view text) const;
-    std::string_view request_line() const;
+    std::string request_line() const;
 
     const FastcgiHandler::State& state_;
     fastcgi::Upstream& upstream_;

@@ -89,7 +89,10 @@ ScriptResolver::Disk ScriptResolver::synced_disk() const {
     return {watch, root};
 }
 
-ScriptResolver::FileKind ScriptResolver::kind_of(const Disk& disk, std::string_view path) const {
+ScriptResolver::FileKind ScriptResolver::kind_of(const Disk& disk, std::string_view url) const {
+    const std::optional<std::string_view> local = rules_.paths.local(url);
+    if (!local) return FileKind::missing;
+    const std::string_view path = local->empty() ? std::string_view("/") : *local;
     // The key, then a NUL: key + 9 is the path without its '/', as
     // open_beneath wants it. Per thread, not on the stack: nothing here
     // waits, so no other coroutine can come in between.
@@ -149,14 +152,22 @@ bool ScriptResolver::is_script_name(std::string_view segment) const {
 ScriptTarget ScriptResolver::not_found_or_fallback(const Disk& disk) const {
     const std::string& fallback = rules_.fallback;
     if (fallback.empty() || kind_of(disk, fallback) != FileKind::regular) return {};
-    return {ScriptTarget::Kind::script, fallback, {}};
+    // The parser checked that `scripts` allows it; create(), that it maps.
+    return {ScriptTarget::Kind::script, fallback, {}, rules_.paths.local(fallback).value_or("")};
+}
+
+ScriptTarget ScriptResolver::script(std::string_view name, std::string_view path_info) const {
+    using Kind = ScriptTarget::Kind;
+    // The path was checked; an index script or one with PATH_INFO after
+    // it is a name of its own (`*.md` would miss /a.php/x.md's a.php).
+    if (any_matches(rules_.deny, name)) return {Kind::forbidden, {}, {}, {}};
+    if (!rules_.scripts.empty() && !any_matches(rules_.scripts, name)) return {};
+    return {Kind::script, name, path_info, rules_.paths.local(name).value_or("")};
 }
 
 ScriptTarget ScriptResolver::resolve(std::string_view path, char* scratch) const {
     using Kind = ScriptTarget::Kind;
-    if (std::any_of(rules_.deny.begin(), rules_.deny.end(),
-                    [&](const std::string& prefix) { return is_beneath(path, prefix); }))
-        return {Kind::forbidden, {}, {}};
+    if (any_matches(rules_.deny, path)) return {Kind::forbidden, {}, {}, {}};
     const Disk disk = synced_disk();
     // The dot rule denies files, not routes: a hidden file or directory
     // that exists is 403 (and so is all beneath it), while a path the
@@ -165,7 +176,7 @@ ScriptTarget ScriptResolver::resolve(std::string_view path, char* scratch) const
     const std::size_t dot_end = dot_segment_end(path);
     if (dot_end != std::string_view::npos &&
         kind_of(disk, path.substr(0, dot_end)) != FileKind::missing)
-        return {Kind::forbidden, {}, {}};
+        return {Kind::forbidden, {}, {}, {}};
 
     // The first segment that is a script: everything after it is PATH_INFO.
     std::size_t start = 1;
@@ -177,19 +188,18 @@ ScriptTarget ScriptResolver::resolve(std::string_view path, char* scratch) const
         last_is_script_name = end == path.size() && is_script_name(segment);
         if (is_script_name(segment)) {
             const FileKind kind = kind_of(disk, path.substr(0, end));
-            if (kind == FileKind::regular)
-                return {Kind::script, path.substr(0, end), path.substr(end)};
+            if (kind == FileKind::regular) return script(path.substr(0, end), path.substr(end));
             if (kind == FileKind::directory) last_is_script_name = false;
             // Beneath a file or nothing, no script can exist.
             if (kind != FileKind::directory) break;
         }
         start = end + 1;
     }
-    if (last_is_script_name) return {Kind::not_found, {}, {}};
+    if (last_is_script_name) return {Kind::not_found, {}, {}, {}};
 
     switch (kind_of(disk, path)) {
     case FileKind::directory:
-        if (path.back() != '/') return {Kind::add_slash, {}, {}};
+        if (path.back() != '/') return {Kind::add_slash, {}, {}, {}};
         std::memcpy(scratch, path.data(), path.size());
         for (const std::string& name : rules_.index) {
             std::memcpy(scratch + path.size(), name.data(), name.size());
@@ -197,16 +207,16 @@ ScriptTarget ScriptResolver::resolve(std::string_view path, char* scratch) const
             if (kind_of(disk, index) != FileKind::regular) continue;
             // The first index that exists wins: a script runs, any other
             // file is the static handler's (whose index list is the rest).
-            if (is_script_name(name)) return {Kind::script, index, {}};
+            if (is_script_name(name)) return script(index, {});
             break;
         }
-        if (rules_.static_files) return {Kind::static_file, {}, {}};
+        if (rules_.static_files) return {Kind::static_file, {}, {}, {}};
         return not_found_or_fallback(disk);
     case FileKind::regular:
-        if (rules_.static_files) return {Kind::static_file, {}, {}};
+        if (rules_.static_files) return {Kind::static_file, {}, {}, {}};
         return not_found_or_fallback(disk);
     case FileKind::other:
-        return {Kind::forbidden, {}, {}};
+        return {Kind::forbidden, {}, {}, {}};
     case FileKind::missing:
         break;
     }

@@ -14,9 +14,16 @@
 // directory with the index script runs that; an existing file (or a
 // directory) is served as a static file when `static` is on; anything else
 // goes to the `fallback` script when there is one (a front controller), else
-// 404. `deny` prefixes are 403 before the disk is asked; a hidden file or
+// 404. `deny` patterns are 403 before the disk is asked (matched against the
+// path, and against the script an index makes of it); a hidden file or
 // directory (a segment starting with a dot, /.well-known aside) is 403 when
-// it exists, and a route like any other when it does not.
+// it exists, and a route like any other when it does not. With a `scripts`
+// allow-list, a script it does not list is 404 (never its source, never the
+// fallback), an index script included: nginx's `location ~ \.php$ { return
+// 404; }` after the listed entry points.
+//
+// Paths are URL paths throughout (SCRIPT_NAME is one); only the disk sees
+// them mapped beneath the root or the alias (files/path_map.hpp).
 //
 // What the disk says is cached per loop and handler until something on the
 // path changes (path_watch.hpp: the entries it depends on are watched), so a
@@ -25,7 +32,9 @@
 // itself and follows its path: after a deploy switches a symlinked root the
 // next request resolves in the new release.
 
+#include "handlers/files/access.hpp"
 #include "handlers/files/open.hpp"
+#include "handlers/files/path_map.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -46,8 +55,11 @@ struct ScriptRules {
     // exists wins (a script runs; any other file is served as static).
     std::vector<std::string> index;
     bool static_files = true;
-    std::string fallback;          // "/index.php", or "" for none
-    std::vector<std::string> deny; // normalised prefixes
+    std::string fallback; // "/index.php", or "" for none
+    PathPatterns deny;    // 403
+    PathPatterns scripts; // the scripts that may run; empty: all
+    // The URL path to the path beneath the root: the root's is the URL's.
+    PathMap paths{config::Route{}, {}, {}};
 };
 
 struct ScriptTarget {
@@ -61,6 +73,9 @@ struct ScriptTarget {
     Kind kind = Kind::not_found;
     std::string_view script_name; // into the path, the scratch buffer or the rules
     std::string_view path_info;   // into the path; empty if none
+    // The script beneath the root (SCRIPT_FILENAME's end): script_name, or
+    // with an alias what it maps to.
+    std::string_view script_file;
 };
 
 class ScriptResolver {
@@ -102,6 +117,8 @@ private:
     // What is at `path` (normalised, leading '/') beneath the root.
     FileKind kind_of(const Disk& disk, std::string_view path) const;
     ScriptTarget not_found_or_fallback(const Disk& disk) const;
+    // A script that exists: it runs unless deny or the allow-list say no.
+    ScriptTarget script(std::string_view name, std::string_view path_info) const;
 
     std::string root_;
     Resolver resolver_;

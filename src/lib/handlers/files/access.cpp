@@ -83,15 +83,26 @@ bool is_never_served(std::string_view name) {
     return false;
 }
 
-bool is_beneath(std::string_view path, std::string_view prefix) {
-    if (!path.starts_with(prefix)) return false;
-    return path.size() == prefix.size() || prefix.back() == '/' || path[prefix.size()] == '/';
-}
-
 std::string normalised_prefix(std::string prefix) {
     if (prefix.empty() || prefix.front() != '/') prefix.insert(prefix.begin(), '/');
     while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
     return prefix;
+}
+
+bool compile_patterns(const std::vector<std::string>& texts, bool deny, PathPatterns& out,
+                      std::string& error) {
+    out.clear();
+    for (const std::string& text : texts) {
+        std::optional<PathPattern> pattern = PathPattern::compile(text, error);
+        if (pattern && deny && pattern->form() == PathPattern::Form::prefix)
+            pattern = PathPattern::compile(normalised_prefix(text), error);
+        if (!pattern) {
+            error = "bad pattern '" + text + "': " + error;
+            return false;
+        }
+        out.push_back(std::move(*pattern));
+    }
+    return true;
 }
 
 } // namespace weft::handlers

@@ -1,9 +1,12 @@
 #pragma once
 // Which request paths a handler refuses before touching the disk.
 
+#include "util/path_pattern.hpp"
+
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace weft::handlers {
 
@@ -25,13 +28,24 @@ inline bool has_dot_segment(std::string_view path) {
 // (x.php.gz). Such files sit next to the scripts and hold the same secrets.
 bool is_never_served(std::string_view name);
 
-// Whether `path` is `prefix` or lies beneath it, segment-wise: /private
-// covers /private and /private/x, not /privateer. `prefix` is normalised
-// (leading '/', no trailing one except for "/" itself).
-bool is_beneath(std::string_view path, std::string_view prefix);
-
-// A configured `deny` prefix as is_beneath() wants it: a leading '/', no
-// trailing one.
+// A prefix with a leading '/' and no trailing one.
 std::string normalised_prefix(std::string prefix);
+
+// A handler's `deny` or `scripts`: path patterns (util/path_pattern.hpp),
+// compiled at create().
+using PathPatterns = std::vector<PathPattern>;
+
+// `texts` compiled; false with a reason for a bad one (the parser has
+// checked them: only a caller that skipped it sees one). For `deny`, a
+// prefix covers its directory with or without a trailing '/' (/private/
+// denies /private too), as a deny prefix always has.
+bool compile_patterns(const std::vector<std::string>& texts, bool deny, PathPatterns& out,
+                      std::string& error);
+
+inline bool any_matches(const PathPatterns& patterns, std::string_view path) {
+    for (const PathPattern& pattern : patterns)
+        if (pattern.matches(path)) return true;
+    return false;
+}
 
 } // namespace weft::handlers

@@ -16,28 +16,32 @@ std::atomic<std::uint64_t> next_handler_id{1};
 
 std::unique_ptr<http::Handler> create(const config::FilesHandler& config,
                                       const BuildContext& context, std::string& error) {
-    const std::string root(context.root(config.root));
+    auto state = std::make_unique<FilesHandler::State>(
+        PathMap(config.route, context.root(config.root), config.alias));
+    const std::string& root = state->root_path;
     const std::string name = "files " + config.route.path + ": ";
     if (root.empty()) {
         error = name + "no root: set one in the handler or its site";
         return nullptr;
     }
-    auto state = std::make_unique<FilesHandler::State>();
     if (context.open_roots) {
         const int fd = open_root(root.c_str());
         if (fd < 0) {
-            error = name + "cannot open the root " + root + ": " + std::strerror(-fd);
+            error = name + "cannot open the " +
+                    (config.alias.empty() ? "root " : "alias's directory ") + root + ": " +
+                    std::strerror(-fd);
             return nullptr;
         }
         state->root.reset(fd);
         state->resolver = config.follow_symlinks ? Resolver::follow : probe_resolver(fd);
     }
-    state->root_path = root;
     state->index = config.index;
     state->listing = config.listing;
     state->precompressed = config.precompressed;
-    state->cache_control = config.cache_control;
-    for (const std::string& prefix : config.deny) state->deny.push_back(normalised_prefix(prefix));
+    if (!compile_patterns(config.deny, true, state->deny, error)) {
+        error = name + "deny: " + error;
+        return nullptr;
+    }
     state->id = next_handler_id.fetch_add(1, std::memory_order_relaxed);
     std::optional<http::Route> route = handlers::route(config.route, error);
     if (!route) return nullptr;

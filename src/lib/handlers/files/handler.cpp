@@ -24,6 +24,7 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace weft::handlers {
@@ -162,8 +163,10 @@ bool read_whole(int fd, std::string& body, std::uint64_t size) {
 // One request to the handler.
 class FileRequest {
 public:
-    FileRequest(http::Exchange& exchange, const FilesHandler::State& settings, LoopFiles& files)
-        : exchange_(exchange), settings_(settings), path_(exchange.path()),
+    // `path` is the request's beneath the root (PathMap::local()).
+    FileRequest(http::Exchange& exchange, const FilesHandler::State& settings, LoopFiles& files,
+                std::string_view path)
+        : exchange_(exchange), settings_(settings), path_(path),
           conditions_(read_conditions(exchange.request())), cache_(files.cache),
           watch_(synced_fs_watch()), root_(files.root.fd(watch_)), index_(index_name()),
           key_(cache_key()), fs_path_(path_, index_) {
@@ -205,7 +208,7 @@ private:
 
     http::Exchange& exchange_;
     const FilesHandler::State& settings_;
-    std::string_view path_;
+    std::string_view path_; // beneath the root; the URL's is exchange_.path()
     Conditions conditions_;
     FileCache& cache_;
     FsWatch* watch_; // this loop's, or nullptr: every entry is checked at each use
@@ -349,7 +352,8 @@ void FileRequest::serve_file() {
     if (fstat(fd.get(), &st) != 0) return answer_open_error(exchange_, errno);
     if (S_ISDIR(st.st_mode)) {
         // A trailing '/' here means the index name is itself a directory.
-        return trailing_slash ? serve_directory() : redirect_to_directory(exchange_, path_);
+        return trailing_slash ? serve_directory()
+                              : redirect_to_directory(exchange_, exchange_.path());
     }
     if (!S_ISREG(st.st_mode)) {
         exchange_.send_error(403);
@@ -405,14 +409,15 @@ void FileRequest::serve_directory() {
     std::vector<ListingEntry> entries;
     if (const int error = read_listing(fd.release(), entries); error < 0)
         return answer_open_error(exchange_, -error);
-    std::string child(path_);
+    const std::string_view url = exchange_.path();
+    std::string child(url);
     std::erase_if(entries, [&](const ListingEntry& entry) {
         if (is_never_served(entry.name)) return true;
-        child.resize(path_.size());
+        child.resize(url.size());
         child += entry.name;
         return settings_.denies(child);
     });
-    const std::string page = render_listing(path_, entries);
+    const std::string page = render_listing(url, entries);
     exchange_.header("Content-Type", "text/html; charset=utf-8");
     exchange_.send(page);
 }
@@ -434,7 +439,6 @@ std::string FileRequest::entity_lines(const CachedFile& file, Encoding encoding)
     if (encoding != Encoding::identity) add("Content-Encoding", content_coding(encoding));
     add("Last-Modified", file.last_modified_view());
     add("ETag", file.etag_view());
-    if (!settings_.cache_control.empty()) add("Cache-Control", settings_.cache_control);
     if (settings_.precompressed) add("Vary", "Accept-Encoding");
     add("Accept-Ranges", "bytes");
     return lines;
@@ -443,8 +447,6 @@ std::string FileRequest::entity_lines(const CachedFile& file, Encoding encoding)
 void FileRequest::validators(const Representation& r) {
     exchange_.header("Last-Modified", r.last_modified);
     exchange_.header("ETag", r.etag);
-    if (!settings_.cache_control.empty())
-        exchange_.header("Cache-Control", settings_.cache_control);
     if (settings_.precompressed) exchange_.header("Vary", "Accept-Encoding");
 }
 
@@ -539,22 +541,34 @@ FilesHandler::FilesHandler(std::unique_ptr<State> state, http::Route route)
 FilesHandler::~FilesHandler() = default;
 
 std::string FilesHandler::describe() const {
-    return "files from " + state_->root_path;
+    return "files from " + state_->paths.source();
 }
 
 void FilesHandler::serve(http::Exchange& exchange) const {
     const http::Method method = exchange.request().method;
     if (method != http::Method::get && method != http::Method::head) {
         exchange.header("Allow", "GET, HEAD");
-        return send_page(exchange, 405, "405 Method Not Allowed\n");
+        exchange.send_error(405); // an error page may replace it
+        return;
     }
     const std::string_view path = exchange.path();
-    if (path.empty() || path.front() != '/' || has_dot_segment(path) || state_->denies(path) ||
-        is_never_served(path)) {
+    if (path.empty() || path.front() != '/' || has_dot_segment(path) || state_->denies(path)) {
         exchange.send_error(403);
         return;
     }
-    FileRequest(exchange, *state_, loop_files(*state_)).serve();
+    const std::optional<std::string_view> local = state_->paths.local(path);
+    if (!local) {
+        exchange.send_error(404);
+        return;
+    }
+    // The name on disk decides (an alias may name another file than the URL).
+    if (is_never_served(*local)) {
+        exchange.send_error(403);
+        return;
+    }
+    // The alias directory itself, asked without its '/'.
+    if (local->empty()) return redirect_to_directory(exchange, path);
+    FileRequest(exchange, *state_, loop_files(*state_), *local).serve();
 }
 
 } // namespace weft::handlers
