@@ -18,6 +18,19 @@ from php_support import PhpTestCase, install_fixtures  # noqa: E402
 
 PAGE = b'<?php usleep(200000); echo "done";\n'
 
+# Both api requests are in PHP at once, whatever the machine's load: each
+# waits (up to 5 s) until two children have come, so weft must have opened a
+# connection per child (a fixed sleep let a slow second request find the
+# first one's connection idle, once in six runs under load).
+TOGETHER = b"""<?php
+$dir = __DIR__ . '/arrived';
+@mkdir($dir);
+touch($dir . '/' . getmypid());
+$until = microtime(true) + 5;
+while (count(glob($dir . '/*')) < 2 && microtime(true) < $until) usleep(10000);
+echo "done";
+"""
+
 CONF = """\
 threads = 2
 listener 127.0.0.1:{port}
@@ -49,7 +62,7 @@ class SharedPool(PhpTestCase):
 
     @classmethod
     def setUpDir(cls, dir):
-        install_fixtures(os.path.join(dir, "www"), {"page.php": PAGE, "api/page.php": PAGE})
+        install_fixtures(os.path.join(dir, "www"), {"page.php": PAGE, "api/page.php": TOGETHER})
 
     def test_idle_connections_of_one_upstream_yield_to_the_other(self):
         # Two at once: api opens a connection per child and keeps both.
