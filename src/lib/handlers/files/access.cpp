@@ -55,17 +55,19 @@ bool is_leftover_extension(std::string_view extension) {
 
 } // namespace
 
+std::string_view without_twin_suffix(std::string_view name) {
+    for (std::string_view twin : {".gz", ".br", ".zst"})
+        if (name.size() > twin.size() &&
+            ascii::equals_ignoring_case(name.substr(name.size() - twin.size()), twin))
+            return name.substr(0, name.size() - twin.size());
+    return name;
+}
+
 bool is_never_served(std::string_view name) {
     if (const std::size_t slash = name.rfind('/'); slash != std::string_view::npos)
         name.remove_prefix(slash + 1);
     // A precompressed twin is what it compresses: x.php.gz is x.php.
-    for (std::string_view twin : {".gz", ".br", ".zst"}) {
-        if (name.size() > twin.size() &&
-            ascii::equals_ignoring_case(name.substr(name.size() - twin.size()), twin)) {
-            name.remove_suffix(twin.size());
-            break;
-        }
-    }
+    name = without_twin_suffix(name);
     if (name.empty()) return false;
     if (name.back() == '~' || (name.size() > 1 && name.front() == '#' && name.back() == '#'))
         return true;

@@ -48,4 +48,18 @@ inline bool any_matches(const PathPatterns& patterns, std::string_view path) {
     return false;
 }
 
+// `name` without a precompressed twin's suffix (.gz, .br, .zst, any case):
+// x.json.gz is x.json.
+std::string_view without_twin_suffix(std::string_view name);
+
+// Whether `deny` refuses the file a URL path names: the path itself, or
+// for a precompressed twin asked by its own name (/composer.json.gz) the
+// file it compresses, whose bytes it holds.
+inline bool is_denied(const PathPatterns& deny, std::string_view path) {
+    if (deny.empty()) return false;
+    if (any_matches(deny, path)) return true;
+    const std::string_view plain = without_twin_suffix(path);
+    return plain.size() != path.size() && any_matches(deny, plain);
+}
+
 } // namespace weft::handlers
