@@ -85,6 +85,30 @@ bool is_never_served(std::string_view name) {
     return false;
 }
 
+namespace {
+
+bool denies(const PathPattern& pattern, std::string_view path) {
+    if (pattern.matches(path)) return true;
+    if (pattern.form() != PathPattern::Form::name) return false;
+    // The last segment was matched above; a name has no '/', so each
+    // directory's name is its own subject.
+    for (std::size_t start = 1, end; (end = path.find('/', start)) != std::string_view::npos;
+         start = end + 1)
+        if (end > start && pattern.matches(path.substr(start, end - start))) return true;
+    return false;
+}
+
+} // namespace
+
+bool is_denied(const PathPatterns& deny, std::string_view path) {
+    if (deny.empty()) return false;
+    const std::string_view plain = without_twin_suffix(path);
+    for (const PathPattern& pattern : deny)
+        if (denies(pattern, path) || (plain.size() != path.size() && denies(pattern, plain)))
+            return true;
+    return false;
+}
+
 std::string normalised_prefix(std::string prefix) {
     if (prefix.empty() || prefix.front() != '/') prefix.insert(prefix.begin(), '/');
     while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();

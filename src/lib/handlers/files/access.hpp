@@ -52,14 +52,13 @@ inline bool any_matches(const PathPatterns& patterns, std::string_view path) {
 // x.json.gz is x.json.
 std::string_view without_twin_suffix(std::string_view name);
 
-// Whether `deny` refuses the file a URL path names: the path itself, or
-// for a precompressed twin asked by its own name (/composer.json.gz) the
-// file it compresses, whose bytes it holds.
-inline bool is_denied(const PathPatterns& deny, std::string_view path) {
-    if (deny.empty()) return false;
-    if (any_matches(deny, path)) return true;
-    const std::string_view plain = without_twin_suffix(path);
-    return plain.size() != path.size() && any_matches(deny, plain);
-}
+// Whether `deny` refuses the file a URL path names. A name pattern refuses
+// a path any segment of which it names, not only the last: a directory it
+// names is denied with all beneath it (`deny = vendor` denies
+// /vendor/autoload.php, as .gitignore reads a name, and as the bare word
+// denied the prefix /vendor before deny took patterns). A precompressed twin
+// asked by its own name (/composer.json.gz) is the file it compresses,
+// whose bytes it holds.
+bool is_denied(const PathPatterns& deny, std::string_view path);
 
 } // namespace weft::handlers
