@@ -46,7 +46,7 @@ struct Upstream {
 struct Route {
     enum class Kind : std::uint8_t { prefix, exact, pattern };
     Kind kind = Kind::prefix;
-    std::string path; // as written, without `exact`
+    std::string path; // as written, without `exact` (a prefix's escapes resolved)
 };
 
 // One line of a `headers { }` section.

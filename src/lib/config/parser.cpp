@@ -162,7 +162,26 @@ public:
             std::string message;
             if (!PathPattern::compile(w, message))
                 return fail_value(at, "bad pattern '" + std::string(w) + "': " + message);
+            if (!routable(at, w)) return false;
             out.emplace_back(w);
+        }
+        return true;
+    }
+    // A route's or a pattern's path that a request's can be: requests are
+    // routed and denied by their normalised path (http/path.hpp), which
+    // has no empty, "." or ".." segment, so one holding such a segment
+    // would silently never match (`deny = /static//keys` denying nothing).
+    bool routable(const Located& at, std::string_view path) {
+        if (!path.starts_with('/')) return true;
+        for (std::size_t start = 1; start < path.size();) {
+            std::size_t end = path.find('/', start);
+            if (end == std::string_view::npos) end = path.size();
+            const std::string_view segment = path.substr(start, end - start);
+            if (segment.empty() || segment == "." || segment == "..")
+                return fail_value(at, "'" + std::string(path) +
+                                          "' never matches: a request's path is normalised "
+                                          "(no '//', '.' or '..' segment) before it is routed");
+            start = end + 1;
         }
         return true;
     }
@@ -595,7 +614,7 @@ bool read_route(Parser& p, const Located& open, Route& route) {
         if (!text.starts_with('/') || text.find_first_of(" \t") != std::string_view::npos)
             return p.fail_value(open, "expected one path starting with '/' after 'exact'");
         route.path = text;
-        return true;
+        return p.routable(open, route.path);
     }
     std::string message;
     const std::optional<PathPattern> pattern = PathPattern::compile(text, message);
@@ -604,8 +623,9 @@ bool read_route(Parser& p, const Located& open, Route& route) {
     const bool wildcard = text.find_first_of("*?{") != std::string_view::npos;
     if (!text.starts_with('/') && !wildcard) return p.path_prefix(open, std::string(text));
     if (pattern && pattern->form() == PathPattern::Form::prefix) {
-        route.path = text;
-        return p.path_prefix(open, route.path);
+        // Escapes resolved: `/a\*b` is the prefix /a*b, as in `deny`.
+        route.path = pattern->prefix();
+        return p.path_prefix(open, route.path) && p.routable(open, route.path);
     }
     if (!pattern || text.find_first_of(" \t") != std::string_view::npos)
         return p.fail_value(
@@ -613,7 +633,7 @@ bool read_route(Parser& p, const Located& open, Route& route) {
                       (pattern ? std::string() : ", not '" + std::string(text) + "': " + message));
     route.kind = Route::Kind::pattern;
     route.path = text;
-    return true;
+    return p.routable(open, route.path);
 }
 
 template <class H, const auto& Keys, const char* (*Needs)(const H&) = needs_nothing<H>,

@@ -160,14 +160,14 @@ ScriptTarget ScriptResolver::script(std::string_view name, std::string_view path
     using Kind = ScriptTarget::Kind;
     // The path was checked; an index script or one with PATH_INFO after
     // it is a name of its own (`*.md` would miss /a.php/x.md's a.php).
-    if (any_matches(rules_.deny, name)) return {Kind::forbidden, {}, {}, {}};
+    if (is_denied(rules_.deny, name)) return {Kind::forbidden, {}, {}, {}};
     if (!rules_.scripts.empty() && !any_matches(rules_.scripts, name)) return {};
     return {Kind::script, name, path_info, rules_.paths.local(name).value_or("")};
 }
 
 ScriptTarget ScriptResolver::resolve(std::string_view path, char* scratch) const {
     using Kind = ScriptTarget::Kind;
-    if (any_matches(rules_.deny, path)) return {Kind::forbidden, {}, {}, {}};
+    if (is_denied(rules_.deny, path)) return {Kind::forbidden, {}, {}, {}};
     const Disk disk = synced_disk();
     // The dot rule denies files, not routes: a hidden file or directory
     // that exists is 403 (and so is all beneath it), while a path the

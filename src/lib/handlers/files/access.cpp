@@ -55,17 +55,19 @@ bool is_leftover_extension(std::string_view extension) {
 
 } // namespace
 
+std::string_view without_twin_suffix(std::string_view name) {
+    for (std::string_view twin : {".gz", ".br", ".zst"})
+        if (name.size() > twin.size() &&
+            ascii::equals_ignoring_case(name.substr(name.size() - twin.size()), twin))
+            return name.substr(0, name.size() - twin.size());
+    return name;
+}
+
 bool is_never_served(std::string_view name) {
     if (const std::size_t slash = name.rfind('/'); slash != std::string_view::npos)
         name.remove_prefix(slash + 1);
     // A precompressed twin is what it compresses: x.php.gz is x.php.
-    for (std::string_view twin : {".gz", ".br", ".zst"}) {
-        if (name.size() > twin.size() &&
-            ascii::equals_ignoring_case(name.substr(name.size() - twin.size()), twin)) {
-            name.remove_suffix(twin.size());
-            break;
-        }
-    }
+    name = without_twin_suffix(name);
     if (name.empty()) return false;
     if (name.back() == '~' || (name.size() > 1 && name.front() == '#' && name.back() == '#'))
         return true;
@@ -80,6 +82,30 @@ bool is_never_served(std::string_view name) {
         if (is_script_extension(extension)) return true;
         if (next == std::string_view::npos) return is_leftover_extension(extension);
     }
+    return false;
+}
+
+namespace {
+
+bool denies(const PathPattern& pattern, std::string_view path) {
+    if (pattern.matches(path)) return true;
+    if (pattern.form() != PathPattern::Form::name) return false;
+    // The last segment was matched above; a name has no '/', so each
+    // directory's name is its own subject.
+    for (std::size_t start = 1, end; (end = path.find('/', start)) != std::string_view::npos;
+         start = end + 1)
+        if (end > start && pattern.matches(path.substr(start, end - start))) return true;
+    return false;
+}
+
+} // namespace
+
+bool is_denied(const PathPatterns& deny, std::string_view path) {
+    if (deny.empty()) return false;
+    const std::string_view plain = without_twin_suffix(path);
+    for (const PathPattern& pattern : deny)
+        if (denies(pattern, path) || (plain.size() != path.size() && denies(pattern, plain)))
+            return true;
     return false;
 }
 

@@ -48,4 +48,17 @@ inline bool any_matches(const PathPatterns& patterns, std::string_view path) {
     return false;
 }
 
+// `name` without a precompressed twin's suffix (.gz, .br, .zst, any case):
+// x.json.gz is x.json.
+std::string_view without_twin_suffix(std::string_view name);
+
+// Whether `deny` refuses the file a URL path names. A name pattern refuses
+// a path any segment of which it names, not only the last: a directory it
+// names is denied with all beneath it (`deny = vendor` denies
+// /vendor/autoload.php, as .gitignore reads a name, and as the bare word
+// denied the prefix /vendor before deny took patterns). A precompressed twin
+// asked by its own name (/composer.json.gz) is the file it compresses,
+// whose bytes it holds.
+bool is_denied(const PathPatterns& deny, std::string_view path);
+
 } // namespace weft::handlers

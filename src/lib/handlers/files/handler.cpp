@@ -191,6 +191,8 @@ private:
     // The index a directory path names: the first of the list that exists
     // (the first when none does); "" for a file's path.
     std::string_view index_name() const;
+    // Whether `deny` refuses the index `index` of this directory's path.
+    bool index_denied(std::string_view index) const;
     std::string_view cache_key() {
         if (path_.back() != '/' || settings_.index.size() < 2) return path_;
         key_storage_.assign(path_).append(index_);
@@ -226,19 +228,35 @@ private:
 std::string_view FileRequest::index_name() const {
     const std::vector<std::string>& names = settings_.index;
     if (path_.back() != '/' || names.empty()) return {};
-    if (names.size() == 1 || root_ < 0) return names.front();
-    // Several: one fstatat each until one exists (only for a directory's
-    // path, and only when the handler lists more than one).
-    char name[PATH_MAX];
-    const std::string_view directory = path_.substr(1);
+    // A denied index is as if it were not there (nginx's index would end
+    // in the deny): the next name, else the directory's listing or 403.
+    std::string_view first;
     for (const std::string& index : names) {
+        if (index_denied(index)) continue;
+        if (first.empty()) first = index;
+        // Several: one fstatat each until one exists (only for a
+        // directory's path, and only when the handler lists more than one).
+        if (names.size() == 1 || root_ < 0) break;
+        char name[PATH_MAX];
+        const std::string_view directory = path_.substr(1);
         if (directory.size() + index.size() >= sizeof name) break;
         char* end = std::copy(directory.begin(), directory.end(), name);
         *std::copy(index.begin(), index.end(), end) = '\0';
         struct stat st {};
         if (fstatat(root_, name, &st, 0) == 0 && S_ISREG(st.st_mode)) return index;
     }
-    return names.front();
+    return first;
+}
+
+bool FileRequest::index_denied(std::string_view index) const {
+    if (settings_.deny.empty()) return false;
+    // `deny` matches URL paths: the directory's, then the name.
+    const std::string_view directory = exchange_.path();
+    char url[PATH_MAX];
+    if (directory.size() + index.size() > sizeof url) return true; // no file has such a path
+    char* end = std::copy(directory.begin(), directory.end(), url);
+    end = std::copy(index.begin(), index.end(), end);
+    return settings_.denies({url, static_cast<std::size_t>(end - url)});
 }
 
 void FileRequest::serve() {

@@ -29,7 +29,7 @@ struct FilesHandler::State {
     std::shared_ptr<const bool> alive = std::make_shared<const bool>(true);
 
     explicit State(PathMap map) : root_path(map.directory()), paths(std::move(map)) {}
-    bool denies(std::string_view url_path) const { return any_matches(deny, url_path); }
+    bool denies(std::string_view url_path) const { return is_denied(deny, url_path); }
 };
 
 } // namespace weft::handlers
