@@ -237,4 +237,7 @@ TEST_CASE("alias, deny and scripts", "[config]") {
     CHECK(failure(site("    fastcgi / {\n        pass = 127.0.0.1:9000\n        scripts = "
                        "/index.php\n        fallback = /app.php\n    }\n")) ==
           "test.conf:3:5: fastcgi / has a 'fallback' that 'scripts' does not allow");
+    // The handler reads a fallback without its '/' as from the root.
+    load(site("    fastcgi / {\n        pass = 127.0.0.1:9000\n        scripts = /index.php\n"
+              "        fallback = index.php\n    }\n"));
 }

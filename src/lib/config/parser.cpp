@@ -584,10 +584,13 @@ const char* files_needs(const FilesHandler& h) {
 const char* fastcgi_needs(const FastcgiHandler& h) {
     if (h.upstream.empty() == h.pass.empty()) return "needs 'upstream' or 'pass', one of them";
     if (!h.fallback.empty() && !h.scripts.empty()) {
+        // As the handler takes it: `fallback = index.php` is /index.php.
+        const std::string fallback = h.fallback.starts_with('/') ? h.fallback : "/" + h.fallback;
         bool allowed = false;
         for (const std::string& text : h.scripts) {
             std::string unused;
-            allowed = allowed || PathPattern::compile(text, unused)->matches(h.fallback);
+            const std::optional<PathPattern> pattern = PathPattern::compile(text, unused);
+            allowed = allowed || (pattern && pattern->matches(fallback));
         }
         if (!allowed) return "has a 'fallback' that 'scripts' does not allow";
     }
