@@ -1,6 +1,9 @@
 // The configuration of issue 15: routes (prefix, exact, pattern), the keys
 // every handler takes (cache_control, expires, headers, error_page), alias,
-// deny and scripts patterns; each error with its line and column.
+// deny and scripts patterns; each error with its line and column. A route or
+// pattern no normalised request path can match is an error, not a rule that
+// silently does nothing; an escaped wildcard in a prefix route is the
+// character itself.
 
 #include "config/parser.hpp"
 
@@ -240,4 +243,41 @@ TEST_CASE("alias, deny and scripts", "[config]") {
     // The handler reads a fallback without its '/' as from the root.
     load(site("    fastcgi / {\n        pass = 127.0.0.1:9000\n        scripts = /index.php\n"
               "        fallback = index.php\n    }\n"));
+}
+
+TEST_CASE("a route or pattern with a '//', '.' or '..' segment never matches: an error",
+          "[config]") {
+    const std::string never = "never matches: a request's path is normalised";
+    for (const char* route :
+         {"files exact /a/../b {\n    }\n", "files exact /a//b {\n    }\n",
+          "files /a/./b {\n    }\n", "files /w//*.css {\n    }\n", "files exact /a/. {\n    }\n"}) {
+        INFO(route);
+        const std::string error = failure(site(std::string("    ") + route));
+        CHECK(error.starts_with("test.conf:3:11: '/"));
+        CHECK(error.find(never) != std::string::npos);
+    }
+    const std::string deny =
+        failure(site("    files / {\n        deny = *.less /static//keys\n    }\n"));
+    CHECK(deny.starts_with("test.conf:4:16: '/static//keys' never matches"));
+    const std::string scripts = failure(site("    fastcgi /w {\n        pass = 127.0.0.1:9000\n    "
+                                             "    scripts = /w/../index.php\n    }\n"));
+    CHECK(scripts.starts_with("test.conf:5:19: '/w/../index.php' never matches"));
+}
+
+TEST_CASE("a trailing '/' on a prefix or pattern still routes", "[config]") {
+    ConfigError error;
+    CHECK(load_text(site("    files /a/ {\n    }\n    files /w/**/ {\n    }\n    files / {\n"
+                         "        deny = /private/ /x/**/*.md\n    }\n"),
+                    "test.conf", kNoEnv, error));
+    INFO(error.text());
+}
+
+TEST_CASE("an escaped wildcard in a prefix route is the character itself", "[config]") {
+    ConfigError error;
+    const auto config = load_text(site("    files /a\\*b {\n    }\n"), "test.conf", kNoEnv, error);
+    INFO(error.text());
+    REQUIRE(config);
+    const auto& files = std::get<FilesHandler>(config->sites.at(0).handlers.at(0));
+    CHECK(files.route.kind == Route::Kind::prefix);
+    CHECK(files.route.path == "/a*b");
 }
