@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <charconv>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -109,6 +110,14 @@ public:
         return true;
     }
     bool text(const Located& at, std::string& out) {
+        out = at.s.value;
+        return true;
+    }
+    // A value that goes into a response head as it is: a line break would
+    // end its field and start one of the value's making.
+    bool field_value(const Located& at, std::string& out) {
+        if (at.s.value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos)
+            return fail_value(at, "a header value holds no line break or NUL");
         out = at.s.value;
         return true;
     }
@@ -464,10 +473,10 @@ bool headers_block(Parser& p, std::vector<HeaderEdit>& edits, const Located& ope
         if (!check_name(*at, s.key, s.key_column)) return false;
         if (s.value.empty())
             return p.fail_value(*at, "expected a value (to drop a field: remove " + s.key + ")");
-        if (s.value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos)
-            return p.fail_value(*at, "a header value holds no line break or NUL");
+        std::string value;
+        if (!p.field_value(*at, value)) return false;
         const HeaderEdit::Op op = s.qualifier.empty() ? HeaderEdit::Op::set : HeaderEdit::Op::add;
-        edits.push_back({op, s.key, s.value});
+        edits.push_back({op, s.key, std::move(value)});
     }
     return true;
 }
@@ -486,12 +495,20 @@ bool headers_section(Parser& p, std::vector<HeaderEdit>& edits, const Located& o
     return true;
 }
 
+constexpr std::int64_t kMaxExpiresSeconds = std::int64_t{1} << 31;
+
 const Key<HandlerCommon> kCommonKeys[] = {
-    {"cache_control", field<HandlerCommon, &HandlerCommon::cache_control, &Parser::text>},
+    {"cache_control", field<HandlerCommon, &HandlerCommon::cache_control, &Parser::field_value>},
     {"expires",
      [](Parser& p, HandlerCommon& h, const Located& at) {
          milliseconds d{};
          if (!assignment<HandlerCommon>(p, at) || !p.duration(at, d)) return false;
+         // Caches read a longer max-age as 2^31 s (RFC 9111 §1.2.2), and an
+         // Expires past the year 9999 has no HTTP date.
+         if (d > std::chrono::seconds(kMaxExpiresSeconds))
+             return p.fail_value(at, "expires is at most " +
+                                         std::to_string(kMaxExpiresSeconds / 86400) +
+                                         "d (2^31 s, what caches take of a max-age)");
          h.expires = d;
          return true;
      }},

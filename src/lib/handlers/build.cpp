@@ -131,6 +131,7 @@ bool build_response_rules(const config::HandlerCommon* common, const BuildContex
             edits.push_back(&edit);
     for (const config::HeaderEdit& edit : own_edits) edits.push_back(&edit);
     bool sets_cache_control = false;
+    bool sets_expires = false;
     for (const config::HeaderEdit* edit : edits) {
         using Op = config::HeaderEdit::Op;
         std::string lower = lowercase(edit->name);
@@ -140,6 +141,7 @@ bool build_response_rules(const config::HandlerCommon* common, const BuildContex
         if (edit->op != Op::remove) {
             rules->lines.append(edit->name).append(": ").append(edit->value).append("\r\n");
             sets_cache_control = sets_cache_control || lower == "cache-control";
+            sets_expires = sets_expires || lower == "expires";
         }
     }
 
@@ -154,6 +156,8 @@ bool build_response_rules(const config::HandlerCommon* common, const BuildContex
             value += "max-age=" + std::to_string(rules->expires);
         }
         rules->cache_control_line = "Cache-Control: " + value + "\r\n";
+        // A headers entry's Expires is the only one: max-age stays.
+        if (sets_expires) rules->expires = -1;
     }
     const std::size_t expires_line = rules->expires >= 0 ? 11 + http::kHttpDateLength : 0;
     if (rules->lines.size() + rules->cache_control_line.size() + expires_line >

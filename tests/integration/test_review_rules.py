@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""The response rules (issue 15) as a hostile review attacked them: freshness
+PHP states by Expires alone, an Expires both in `headers` and by `expires`,
+line breaks in cache_control, and an expires past what a date can say.
+Against a real php-fpm8.2 and the real binary.
+
+    test_review_rules.py WEFT_BINARY
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from http_support import WEFT, get  # noqa: E402
+from php_support import UPSTREAM_PHP, PhpTestCase, install_fixtures  # noqa: E402
+
+CONF = ("""\
+threads = 1
+listener 127.0.0.1:{port}
+""" + UPSTREAM_PHP + """\
+site {
+    root = {dir}/www
+    fastcgi / {
+        upstream = php
+        cache_control = public
+        expires = 1h
+    }
+    files /static {
+        expires = 1h
+        headers {
+            Expires = "Thu, 01 Jan 2037 00:00:00 GMT"
+        }
+    }
+}
+""")
+
+# A page PHP marks as expired the HTTP/1.0 way, with no Cache-Control.
+EXPIRED = b"""<?php
+header('Expires: Thu, 01 Jan 1970 00:00:00 GMT');
+echo "expired\\n";
+"""
+
+
+class Freshness(PhpTestCase):
+    CONF = CONF
+
+    @classmethod
+    def setUpDir(cls, dir):
+        install_fixtures(os.path.join(dir, "www"), {
+            "expired.php": EXPIRED,
+            "fresh.php": b"<?php echo \"fresh\\n\";\n",
+            "static/a.txt": b"a\n",
+        })
+
+    def test_phps_own_expires_wins_and_stays_the_only_one(self):
+        # Was: PHP's Expires, then the rule's Cache-Control: public,
+        # max-age=3600 and a second Expires an hour ahead: a page its
+        # application marked expired became public for an hour.
+        c, r = self.roundtrip(get("/expired.php"))
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.all("expires"), ["Thu, 01 Jan 1970 00:00:00 GMT"])
+        self.assertIsNone(r.header("cache-control"))
+
+    def test_a_response_without_its_own_gets_both(self):
+        c, r = self.roundtrip(get("/fresh.php"))
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.all("cache-control"), ["public, max-age=3600"])
+        self.assertEqual(len(r.all("expires")), 1)
+
+    def test_an_expires_in_headers_is_the_only_one(self):
+        # Was: the headers entry's Expires and the rule's, two of them.
+        c, r = self.roundtrip(get("/static/a.txt"))
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.all("expires"), ["Thu, 01 Jan 2037 00:00:00 GMT"])
+        self.assertEqual(r.all("cache-control"), ["max-age=3600"])
+
+
+class ConfigErrors(unittest.TestCase):
+    def check(self, handler_keys):
+        with tempfile.TemporaryDirectory() as dir:
+            conf = os.path.join(dir, "weft.conf")
+            with open(conf, "w") as f:
+                f.write(f"listener 127.0.0.1:1\nsite {{\n    root = {dir}\n"
+                        f"    files / {{\n{handler_keys}    }}\n}}\n")
+            return subprocess.run([WEFT, "-t", "-c", conf], capture_output=True, timeout=10)
+
+    def test_a_line_break_in_cache_control_is_refused(self):
+        # Was: accepted, and sent as it was: a field of the value's making
+        # on every response (Cache-Control: public\nX-Injected: yes).
+        run = self.check('        cache_control = "public\\nX-Injected: yes"\n')
+        self.assertNotEqual(run.returncode, 0, run.stdout)
+        self.assertIn(b"weft.conf:5:", run.stderr)
+        self.assertIn(b"line break", run.stderr)
+
+    def test_an_expires_past_2_31_seconds_is_refused(self):
+        # Was: expires = 3650000d sent max-age=315360000000 and an Expires
+        # in 2020 (the year 12026 printed in 4 digits): already expired.
+        run = self.check("        expires = 3650000d\n")
+        self.assertNotEqual(run.returncode, 0, run.stdout)
+        self.assertIn(b"expires is at most 24855d", run.stderr)
+        ok = self.check("        expires = 3650d\n")
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1])
