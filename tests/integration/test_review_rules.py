@@ -94,6 +94,15 @@ class ConfigErrors(unittest.TestCase):
         self.assertIn(b"weft.conf:5:", run.stderr)
         self.assertIn(b"line break", run.stderr)
 
+    def test_an_error_page_with_a_query_is_refused(self):
+        # Was: accepted, and the page looked up as the file "404.html?x=1":
+        # never found, the built-in page instead.
+        run = self.check("        error_page = 404 /404.html?x=1\n")
+        self.assertNotEqual(run.returncode, 0, run.stdout)
+        self.assertIn(b"takes no query", run.stderr)
+        ok = self.check("        error_page = 404 file /nonexistent/a?b.html\n")
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+
     def test_an_expires_past_2_31_seconds_is_refused(self):
         # Was: expires = 3650000d sent max-age=315360000000 and an Expires
         # in 2020 (the year 12026 printed in 4 digits): already expired.

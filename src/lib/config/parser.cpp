@@ -426,6 +426,10 @@ bool error_page(Parser& p, std::vector<ErrorPage>& pages, const Located& at) {
     }
     if (i + 1 != words.size() || !words[i].starts_with('/'))
         return p.fail_value(at, std::string("expected one path after the statuses: ") + form);
+    // The page is asked for without a query: one here would be taken for
+    // part of the path, a page never found.
+    if (page.kind == ErrorPage::Kind::route && words[i].find('?') != std::string_view::npos)
+        return p.fail_value(at, "an error page's path takes no query ('?')");
     page.target = words[i];
     pages.push_back(std::move(page));
     return true;
