@@ -96,6 +96,18 @@ bool read_whole_file(const std::string& path, std::string& out, std::string& err
     return n == 0;
 }
 
+// The bytes of the error page file at `path`, read at its first use in the
+// site; null with `error` when it does not read.
+std::shared_ptr<const std::string> page_file(const BuildContext& context, const std::string& path,
+                                             std::string& error) {
+    for (const auto& [read, bytes] : context.page_files)
+        if (read == path) return bytes;
+    auto bytes = std::make_shared<std::string>();
+    if (!read_whole_file(path, *bytes, error)) return nullptr;
+    context.page_files.emplace_back(path, bytes);
+    return bytes;
+}
+
 std::string lowercase(std::string_view text) {
     std::string out(text);
     for (char& c : out) c = ascii::to_lower(c);
@@ -178,7 +190,8 @@ bool build_response_rules(const config::HandlerCommon* common, const BuildContex
                     target.from_file = true;
                     target.content_type = http::mime_type(page.target);
                     std::string why;
-                    if (context.open_roots && !read_whole_file(page.target, target.body, why)) {
+                    if (context.open_roots &&
+                        !(target.body = page_file(context, page.target, why))) {
                         error = name + "cannot read the error page " + page.target + ": " + why;
                         return false;
                     }

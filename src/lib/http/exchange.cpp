@@ -394,7 +394,7 @@ int Exchange::send_error(int status, std::string_view detail) {
         if (const ErrorPageTarget* page = rules_->error_page(status)) {
             if (page->from_file) {
                 header("Content-Type", page->content_type);
-                return send(page->body);
+                return send(*page->body);
             }
             pending_page_ = page;
             page_chosen_ = true;
