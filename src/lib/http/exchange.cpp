@@ -88,8 +88,6 @@ bool has_line_break(std::string_view text) {
     return false;
 }
 
-// Removes the lines of field `name` from `size` bytes of field lines
-// ("Name: value\r\n" each) at `fields`; returns the size left.
 // The length of the field line at `line`, of `left` bytes.
 std::size_t line_length(const char* line, std::size_t left) {
     const auto* lf = static_cast<const char*>(std::memchr(line, '\n', left));
