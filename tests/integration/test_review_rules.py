@@ -95,6 +95,14 @@ class ConfigErrors(unittest.TestCase):
         self.assertIn(b"weft.conf:5:", run.stderr)
         self.assertIn(b"line break", run.stderr)
 
+    def test_fields_that_say_how_to_read_the_body_are_not_edited(self):
+        # Was: accepted; `remove Content-Encoding` on precompressed files
+        # sent a gzip twin's bytes as text/plain.
+        for edit in ("remove Content-Encoding", "Content-Range = bytes 0-1/2"):
+            run = self.check(f"        headers {{\n            {edit}\n        }}\n")
+            self.assertNotEqual(run.returncode, 0, (edit, run.stdout))
+            self.assertIn(b"is the server's own", run.stderr)
+
     def test_an_error_page_with_a_query_is_refused(self):
         # Was: accepted, and the page looked up as the file "404.html?x=1":
         # never found, the built-in page instead.

@@ -436,10 +436,13 @@ bool error_page(Parser& p, std::vector<ErrorPage>& pages, const Located& at) {
 }
 
 // Fields the server writes itself, by the response's framing and its own
-// rules: a `headers` section cannot set or drop them.
+// rules, and those that say how to read the body's bytes (which no header
+// edit changes: a gzip twin without its Content-Encoding is garbage): a
+// `headers` section cannot set or drop them.
 bool is_servers_field(std::string_view name) {
-    for (std::string_view own : {"Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive",
-                                 "Upgrade", "Trailer", "Date", "Server"})
+    for (std::string_view own :
+         {"Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Upgrade", "Trailer",
+          "Date", "Server", "Content-Encoding", "Content-Range"})
         if (ascii::equals_ignoring_case(name, own)) return true;
     return false;
 }
