@@ -140,13 +140,16 @@ TEST_CASE("a file error page is read once when serving, not by weft -t", "[rules
         page({502, 503}, (dir.path / "50x.html").string(), config::ErrorPage::Kind::file)};
     const Built checked = build(site, nullptr, false);
     REQUIRE(checked.rules);
-    CHECK(checked.rules->error_page(502)->body.empty());
+    CHECK_FALSE(checked.rules->error_page(502)->body);
     const Built serving = build(site, nullptr, true);
     REQUIRE(serving.rules);
     const http::ErrorPageTarget* target = serving.rules->error_page(503);
     REQUIRE(target);
     CHECK(target->from_file);
-    CHECK(target->body == "<h1>down</h1>\n");
+    REQUIRE(target->body);
+    CHECK(*target->body == "<h1>down</h1>\n");
+    // Read once: every status and handler of the site shares the bytes.
+    CHECK(target->body == serving.rules->error_page(502)->body);
     CHECK(target->content_type == "text/html; charset=utf-8");
 
     site.error_pages = {
@@ -156,6 +159,25 @@ TEST_CASE("a file error page is read once when serving, not by weft -t", "[rules
     CHECK_FALSE(missing.ok);
     CHECK_THAT(missing.error,
                Catch::Contains("cannot read the error page") && Catch::Contains("missing.html"));
+}
+
+TEST_CASE("a site's file error page is shared by its handlers, not read for each", "[rules]") {
+    TempDir dir;
+    dir.write("50x.html", "<h1>down</h1>\n");
+    config::Site site;
+    site.error_pages = {
+        page({502, 503}, (dir.path / "50x.html").string(), config::ErrorPage::Kind::file)};
+    const config::Config config;
+    const handlers::BuildContext context{config, site, {}, true};
+    config::HandlerCommon a;
+    config::HandlerCommon b;
+    std::unique_ptr<const http::ResponseRules> rules_a;
+    std::unique_ptr<const http::ResponseRules> rules_b;
+    std::string error;
+    REQUIRE(handlers::build_response_rules(&a, context, rules_a, error));
+    REQUIRE(handlers::build_response_rules(&b, context, rules_b, error));
+    REQUIRE(rules_a->error_page(502)->body);
+    CHECK(rules_a->error_page(502)->body == rules_b->error_page(503)->body);
 }
 
 TEST_CASE("headers that would not fit the head's room are refused at load", "[rules]") {

@@ -72,8 +72,9 @@ struct ErrorPage {
 // What every handler kind takes besides its own keys.
 struct HandlerCommon {
     Route route;
-    // Sent on responses below 400 that have no Cache-Control of their own
-    // (an application's own wins). `expires` adds Expires and a max-age.
+    // Sent on responses below 400 that have no Cache-Control or Expires of
+    // their own (an application's own wins). `expires` (at most 2^31 s)
+    // adds Expires and a max-age.
     std::string cache_control;
     std::optional<milliseconds> expires;
     std::vector<HeaderEdit> headers;

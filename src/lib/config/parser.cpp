@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <charconv>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -109,6 +110,14 @@ public:
         return true;
     }
     bool text(const Located& at, std::string& out) {
+        out = at.s.value;
+        return true;
+    }
+    // A value that goes into a response head as it is: a line break would
+    // end its field and start one of the value's making.
+    bool field_value(const Located& at, std::string& out) {
+        if (at.s.value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos)
+            return fail_value(at, "a header value holds no line break or NUL");
         out = at.s.value;
         return true;
     }
@@ -436,16 +445,23 @@ bool error_page(Parser& p, std::vector<ErrorPage>& pages, const Located& at) {
     }
     if (i + 1 != words.size() || !words[i].starts_with('/'))
         return p.fail_value(at, std::string("expected one path after the statuses: ") + form);
+    // The page is asked for without a query: one here would be taken for
+    // part of the path, a page never found.
+    if (page.kind == ErrorPage::Kind::route && words[i].find('?') != std::string_view::npos)
+        return p.fail_value(at, "an error page's path takes no query ('?')");
     page.target = words[i];
     pages.push_back(std::move(page));
     return true;
 }
 
 // Fields the server writes itself, by the response's framing and its own
-// rules: a `headers` section cannot set or drop them.
+// rules, and those that say how to read the body's bytes (which no header
+// edit changes: a gzip twin without its Content-Encoding is garbage): a
+// `headers` section cannot set or drop them.
 bool is_servers_field(std::string_view name) {
-    for (std::string_view own : {"Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive",
-                                 "Upgrade", "Trailer", "Date", "Server"})
+    for (std::string_view own :
+         {"Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Upgrade", "Trailer",
+          "Date", "Server", "Content-Encoding", "Content-Range"})
         if (ascii::equals_ignoring_case(name, own)) return true;
     return false;
 }
@@ -483,10 +499,10 @@ bool headers_block(Parser& p, std::vector<HeaderEdit>& edits, const Located& ope
         if (!check_name(*at, s.key, s.key_column)) return false;
         if (s.value.empty())
             return p.fail_value(*at, "expected a value (to drop a field: remove " + s.key + ")");
-        if (s.value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos)
-            return p.fail_value(*at, "a header value holds no line break or NUL");
+        std::string value;
+        if (!p.field_value(*at, value)) return false;
         const HeaderEdit::Op op = s.qualifier.empty() ? HeaderEdit::Op::set : HeaderEdit::Op::add;
-        edits.push_back({op, s.key, s.value});
+        edits.push_back({op, s.key, std::move(value)});
     }
     return true;
 }
@@ -505,12 +521,20 @@ bool headers_section(Parser& p, std::vector<HeaderEdit>& edits, const Located& o
     return true;
 }
 
+constexpr std::int64_t kMaxExpiresSeconds = std::int64_t{1} << 31;
+
 const Key<HandlerCommon> kCommonKeys[] = {
-    {"cache_control", field<HandlerCommon, &HandlerCommon::cache_control, &Parser::text>},
+    {"cache_control", field<HandlerCommon, &HandlerCommon::cache_control, &Parser::field_value>},
     {"expires",
      [](Parser& p, HandlerCommon& h, const Located& at) {
          milliseconds d{};
          if (!assignment<HandlerCommon>(p, at) || !p.duration(at, d)) return false;
+         // Caches read a longer max-age as 2^31 s (RFC 9111 §1.2.2), and an
+         // Expires past the year 9999 has no HTTP date.
+         if (d > std::chrono::seconds(kMaxExpiresSeconds))
+             return p.fail_value(at, "expires is at most " +
+                                         std::to_string(kMaxExpiresSeconds / 86400) +
+                                         "d (2^31 s, what caches take of a max-age)");
          h.expires = d;
          return true;
      }},

@@ -96,6 +96,18 @@ bool read_whole_file(const std::string& path, std::string& out, std::string& err
     return n == 0;
 }
 
+// The bytes of the error page file at `path`, read at its first use in the
+// site; null with `error` when it does not read.
+std::shared_ptr<const std::string> page_file(const BuildContext& context, const std::string& path,
+                                             std::string& error) {
+    for (const auto& [read, bytes] : context.page_files)
+        if (read == path) return bytes;
+    auto bytes = std::make_shared<std::string>();
+    if (!read_whole_file(path, *bytes, error)) return nullptr;
+    context.page_files.emplace_back(path, bytes);
+    return bytes;
+}
+
 std::string lowercase(std::string_view text) {
     std::string out(text);
     for (char& c : out) c = ascii::to_lower(c);
@@ -135,6 +147,7 @@ bool build_response_rules(const config::HandlerCommon* common, const BuildContex
             edits.push_back(&edit);
     for (const config::HeaderEdit& edit : own_edits) edits.push_back(&edit);
     bool sets_cache_control = false;
+    bool sets_expires = false;
     for (const config::HeaderEdit* edit : edits) {
         using Op = config::HeaderEdit::Op;
         std::string lower = lowercase(edit->name);
@@ -144,6 +157,7 @@ bool build_response_rules(const config::HandlerCommon* common, const BuildContex
         if (edit->op != Op::remove) {
             rules->lines.append(edit->name).append(": ").append(edit->value).append("\r\n");
             sets_cache_control = sets_cache_control || lower == "cache-control";
+            sets_expires = sets_expires || lower == "expires";
         }
     }
 
@@ -158,6 +172,8 @@ bool build_response_rules(const config::HandlerCommon* common, const BuildContex
             value += "max-age=" + std::to_string(rules->expires);
         }
         rules->cache_control_line = "Cache-Control: " + value + "\r\n";
+        // A headers entry's Expires is the only one: max-age stays.
+        if (sets_expires) rules->expires = -1;
     }
     const std::size_t expires_line = rules->expires >= 0 ? 11 + http::kHttpDateLength : 0;
     if (rules->lines.size() + rules->cache_control_line.size() + expires_line >
@@ -178,7 +194,8 @@ bool build_response_rules(const config::HandlerCommon* common, const BuildContex
                     target.from_file = true;
                     target.content_type = http::mime_type(page.target);
                     std::string why;
-                    if (context.open_roots && !read_whole_file(page.target, target.body, why)) {
+                    if (context.open_roots &&
+                        !(target.body = page_file(context, page.target, why))) {
                         error = name + "cannot read the error page " + page.target + ": " + why;
                         return false;
                     }

@@ -23,6 +23,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace weft::handlers {
 
@@ -37,6 +39,9 @@ struct BuildContext {
     // root is opened), as roots are often those of the machine it is meant
     // for.
     bool open_roots = true;
+    // The error pages' files read so far, by path: a site's page is read
+    // once, not once for each of its handlers and statuses.
+    mutable std::vector<std::pair<std::string, std::shared_ptr<const std::string>>> page_files{};
 
     // A handler's root: its own, else its site's.
     std::string_view root(const std::string& own) const;

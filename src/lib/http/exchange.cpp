@@ -280,10 +280,12 @@ bool Exchange::apply_rules() {
     }
     char* const fields = head_ + kLeadRoom;
     const bool caches = !rules.cache_control_line.empty() && status_ < 400;
-    bool own_cache_control = false;
+    // A Cache-Control or an Expires of the handler's own (PHP's) says how
+    // long the response keeps: the rules add neither, nor a second Expires.
+    bool own_freshness = false;
     if (caches || !rules.drops.empty()) {
         // One pass over the handler's fields: the rules' names go, and
-        // whether a Cache-Control of its own stays is noted.
+        // whether a Cache-Control or Expires of its own stays is noted.
         std::size_t kept = 0;
         for (std::size_t at = 0; at < head_size_;) {
             char* const line = fields + at;
@@ -293,13 +295,14 @@ bool Exchange::apply_rules() {
             for (const std::string& name : rules.drops)
                 if ((dropped = names_field(line, length, name))) break;
             if (dropped) continue;
-            own_cache_control = own_cache_control || names_field(line, length, "cache-control");
+            own_freshness = own_freshness || names_field(line, length, "cache-control") ||
+                            names_field(line, length, "expires");
             if (fields + kept != line) std::memmove(fields + kept, line, length);
             kept += length;
         }
         head_size_ = kept;
     }
-    const bool adds_cache = caches && !own_cache_control;
+    const bool adds_cache = caches && !own_freshness;
     const std::size_t need =
         rules.lines.size() +
         (adds_cache ? rules.cache_control_line.size() + (rules.expires >= 0 ? kExpiresLineSize : 0)
@@ -392,7 +395,7 @@ int Exchange::send_error(int status, std::string_view detail) {
         if (const ErrorPageTarget* page = rules_->error_page(status)) {
             if (page->from_file) {
                 header("Content-Type", page->content_type);
-                return send(page->body);
+                return send(*page->body);
             }
             pending_page_ = page;
             page_chosen_ = true;

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,8 +23,10 @@ struct ErrorPageTarget {
     bool from_file = false;
     // A normalised path routed in the same site as an internal GET, or
     std::string route;
-    // a file's bytes, read once at start, and their Content-Type.
-    std::string body;
+    // a file's bytes, read once at start (shared by every status and
+    // handler of the site that names the file; null for `weft -t`), and
+    // their Content-Type.
+    std::shared_ptr<const std::string> body;
     std::string content_type;
 };
 
