@@ -55,14 +55,6 @@ bool is_leftover_extension(std::string_view extension) {
 
 } // namespace
 
-std::string_view without_twin_suffix(std::string_view name) {
-    for (std::string_view twin : {".gz", ".br", ".zst"})
-        if (name.size() > twin.size() &&
-            ascii::equals_ignoring_case(name.substr(name.size() - twin.size()), twin))
-            return name.substr(0, name.size() - twin.size());
-    return name;
-}
-
 bool is_never_served(std::string_view name) {
     if (const std::size_t slash = name.rfind('/'); slash != std::string_view::npos)
         name.remove_prefix(slash + 1);

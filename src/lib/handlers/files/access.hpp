@@ -1,6 +1,7 @@
 #pragma once
 // Which request paths a handler refuses before touching the disk.
 
+#include "util/ascii.hpp"
 #include "util/path_pattern.hpp"
 
 #include <cstddef>
@@ -49,8 +50,19 @@ inline bool any_matches(const PathPatterns& patterns, std::string_view path) {
 }
 
 // `name` without a precompressed twin's suffix (.gz, .br, .zst, any case):
-// x.json.gz is x.json.
-std::string_view without_twin_suffix(std::string_view name);
+// x.json.gz is x.json. Inline, with the '.' looked at first: it runs for
+// every file served (a loop over the three suffixes cost 50 instructions a
+// request on file1k).
+inline std::string_view without_twin_suffix(std::string_view name) {
+    const std::size_t n = name.size();
+    const auto is = [&](std::size_t from, std::string_view suffix) {
+        return ascii::equals_ignoring_case(name.substr(from), suffix);
+    };
+    if (n > 3 && name[n - 3] == '.' && (is(n - 3, ".gz") || is(n - 3, ".br")))
+        return name.substr(0, n - 3);
+    if (n > 4 && name[n - 4] == '.' && is(n - 4, ".zst")) return name.substr(0, n - 4);
+    return name;
+}
 
 // Whether `deny` refuses the file a URL path names. A name pattern refuses
 // a path any segment of which it names, not only the last: a directory it
