@@ -33,16 +33,38 @@ void describe(const BuiltServer& built, const std::vector<Address>& listeners) {
                     handler->describe().c_str());
 }
 
-// Sends error_log's lines (everything written to stderr) to a file.
+// error_log as a file: fd 2 is that file, so every thread's fprintf(stderr)
+// (one write(2) a line, O_APPEND) goes there. Reopening (SIGUSR1, after a
+// rotation) dup2s the new file onto fd 2: a line written meanwhile goes whole
+// to one file or the other. A file that cannot be opened keeps the old one.
 int open_error_log(const std::string& target, std::string& error) {
     if (target == "stderr") return 0;
     const int fd = ::open(target.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
     if (fd < 0 || ::dup2(fd, 2) < 0) {
         error = "cannot open error log " + target + ": " + std::strerror(errno);
+        if (fd >= 0) ::close(fd);
         return -1;
     }
     ::close(fd);
     return 0;
+}
+
+// SIGUSR1, on each loop: its buffered access-log lines go out, then loop 0
+// reopens both logs. A loop that flushes later writes to the new file: each
+// line lands in exactly one of them.
+void reopen_logs(Loop& loop, http::AccessLog* access_log, const std::string& error_log) {
+    if (access_log) access_log->flush_this_thread();
+    if (loop.index() != 0) return;
+    std::string error;
+    if (open_error_log(error_log, error) != 0)
+        std::fprintf(stderr, "weft: SIGUSR1: %s (still writing to the old file)\n", error.c_str());
+    if (access_log) {
+        if (const int result = access_log->reopen(); result < 0)
+            std::fprintf(stderr,
+                         "weft: SIGUSR1: cannot reopen access log %s: %s (still writing to the "
+                         "old file)\n",
+                         access_log->target().c_str(), std::strerror(-result));
+    }
 }
 
 int serve(const config::Config& config) {
@@ -77,12 +99,9 @@ int serve(const config::Config& config) {
             return 1;
         }
     }
-    if (http::AccessLog* log = built->access_log.get()) {
-        loops.on_reopen_logs([log](Loop& loop) {
-            log->flush_this_thread();
-            if (loop.index() == 0) log->reopen();
-        });
-    }
+    loops.on_reopen_logs([log = built->access_log.get(), &config](Loop& loop) {
+        reopen_logs(loop, log, config.error_log);
+    });
     describe(*built, loops.listening_on());
     std::printf("weft %s: %zu loop%s; SIGTERM or Ctrl-C stops\n", WEFT_VERSION, loops.size(),
                 loops.size() == 1 ? "" : "s");

@@ -32,6 +32,7 @@ public:
     AccessLog& operator=(const AccessLog&) = delete;
 
     bool ok() const { return fd_ >= 0; }
+    const std::string& target() const { return target_; }
     void write(const AccessLogEntry& entry);
     // Writes out this thread's buffered lines.
     void flush_this_thread();
