@@ -60,6 +60,8 @@ send_timeout = 30s
 max_request_body = 16M
 access_log = off
 error_log = stderr
+user = www-data
+group = adm
 io_backend = epoll
 
 listener 127.0.0.1:8080
@@ -114,6 +116,7 @@ site {
 }
 )");
     CHECK(c.threads == 2);
+    CHECK((c.user == "www-data" && c.group == "adm"));
     CHECK(c.keep_alive_timeout == 15s);
     CHECK(c.send_timeout == 30s);
     CHECK(c.max_request_body == 16u << 20);
@@ -155,6 +158,7 @@ TEST_CASE("an empty configuration is the defaults, on 127.0.0.1:8080", "[config]
     CHECK(c.send_timeout == 60s);
     CHECK(c.max_request_body == 16u << 20);
     CHECK(c.access_log == "off");
+    CHECK((c.user.empty() && c.group.empty()));
     REQUIRE(c.listeners.size() == 1);
     CHECK(c.listeners[0].to_string() == "127.0.0.1:8080");
     CHECK(c.sites.empty());

@@ -6,6 +6,7 @@
 #include "config/parser.hpp"
 #include "http/connection.hpp"
 #include "loop/loop_group.hpp"
+#include "privilege.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -77,10 +78,22 @@ int serve(const config::Config& config) {
     ::signal(SIGPIPE, SIG_IGN);
 
     std::string error;
-    std::unique_ptr<BuiltServer> built = build_server(config, error);
+    const std::optional<Identity> identity = resolve_identity(config, error);
+    std::unique_ptr<BuiltServer> built = error.empty() ? build_server(config, error) : nullptr;
     if (!built || open_error_log(config.error_log, error) != 0) {
         std::fprintf(stderr, "weft: %s\n", error.c_str());
         return 1;
+    }
+    if (::geteuid() == 0 && identity) {
+        // Log files opened as root belong to the user, as nginx does: after a
+        // rotation the user can reopen what it writes to.
+        const bool error_file = config.error_log != "stderr";
+        if ((error_file && ::fchown(2, identity->uid, identity->gid) != 0) ||
+            (built->access_log && built->access_log->give_to(identity->uid, identity->gid) != 0))
+            std::fprintf(stderr, "weft: cannot give the log files to user %s: %s\n",
+                         identity->user.c_str(), std::strerror(errno));
+    } else if (::geteuid() == 0) {
+        std::fprintf(stderr, "weft: running as root: set user = NAME to serve as another user\n");
     }
     LoopGroup::Options options;
     options.threads = config.threads;
@@ -102,6 +115,10 @@ int serve(const config::Config& config) {
     loops.on_reopen_logs([log = built->access_log.get(), &config](Loop& loop) {
         reopen_logs(loop, log, config.error_log);
     });
+    if (identity && drop_privileges(*identity, error) != 0) {
+        std::fprintf(stderr, "weft: %s\n", error.c_str());
+        return 1;
+    }
     describe(*built, loops.listening_on());
     std::printf("weft %s: %zu loop%s; SIGTERM or Ctrl-C stops\n", WEFT_VERSION, loops.size(),
                 loops.size() == 1 ? "" : "s");
@@ -158,7 +175,9 @@ int main(int argc, char** argv) {
     if (line->action == CommandLine::Action::check) {
         // Built as a run would build them (but for their roots: the
         // configuration is checked, not this machine's disk).
-        std::unique_ptr<BuiltServer> built = build_server(*config, error, Build::checking);
+        resolve_identity(*config, error);
+        std::unique_ptr<BuiltServer> built =
+            error.empty() ? build_server(*config, error, Build::checking) : nullptr;
         if (!built) {
             std::fprintf(stderr, "weft: %s\n", error.c_str());
             return 1;

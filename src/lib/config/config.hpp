@@ -155,6 +155,10 @@ struct Config {
     std::string access_log = "off"; // off | stderr | a path
     std::string error_log = "stderr";
     std::string io_backend = "epoll";
+    // Started as root, weft serves as this user once listeners and logs are
+    // open; group: the user's primary group when empty.
+    std::string user;
+    std::string group;
     std::vector<Address> listeners; // 127.0.0.1:8080 when none is given
     std::vector<Upstream> upstreams;
     std::vector<Site> sites;

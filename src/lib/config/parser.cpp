@@ -742,6 +742,8 @@ const Key<Config> kTopKeys[] = {
     {"max_request_body", field<Config, &Config::max_request_body, &Parser::size>},
     {"access_log", field<Config, &Config::access_log, &Parser::text>},
     {"error_log", field<Config, &Config::error_log, &Parser::text>},
+    {"user", field<Config, &Config::user, &Parser::text>},
+    {"group", field<Config, &Config::group, &Parser::text>},
     {"io_backend",
      [](Parser& p, Config& c, const Located& at) {
          if (!assignment<Config>(p, at)) return false;

@@ -130,6 +130,10 @@ void AccessLog::flush_this_thread() {
     thread_buffer().flush();
 }
 
+int AccessLog::give_to(unsigned uid, unsigned gid) {
+    return target_ == "stderr" ? 0 : ::fchown(fd_, uid, gid);
+}
+
 int AccessLog::reopen() {
     if (target_ == "stderr") return 0;
     const int fresh = ::open(target_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);

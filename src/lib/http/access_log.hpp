@@ -36,6 +36,8 @@ public:
     void write(const AccessLogEntry& entry);
     // Writes out this thread's buffered lines.
     void flush_this_thread();
+    // Gives the file to uid:gid (fchown; before a privilege drop). 0 or -1.
+    int give_to(unsigned uid, unsigned gid);
     // Reopens the file in place (log rotation); any thread. 0 or -errno.
     int reopen();
 
