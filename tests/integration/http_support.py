@@ -404,3 +404,19 @@ def write(path, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as f:
         f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def read(path):
+    """The text at `path` (undecodable bytes replaced)."""
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
+def wait_for(predicate, timeout=10.0):
+    """Whether `predicate()` became true within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False

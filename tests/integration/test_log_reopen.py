@@ -15,11 +15,10 @@ import os
 import signal
 import sys
 import threading
-import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import ServerTestCase  # noqa: E402
+from http_support import ServerTestCase, read, wait_for  # noqa: E402
 
 CONF = """\
 threads = 2
@@ -43,20 +42,6 @@ CLIENTS = 4
 PER_CLIENT = 750
 ERRORS = 100
 ROTATIONS = 5
-
-
-def read(path):
-    with open(path, errors="replace") as f:
-        return f.read()
-
-
-def wait_for(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 class LogReopen(ServerTestCase):

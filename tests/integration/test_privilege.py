@@ -20,7 +20,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import WEFT, ServerTestCase, curl  # noqa: E402
+from http_support import WEFT, ServerTestCase, curl, read, wait_for  # noqa: E402
 
 CONF = """\
 threads = 2
@@ -35,20 +35,6 @@ site {
     }
 }
 """
-
-
-def wait_for(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def read(path):
-    with open(path, errors="replace") as f:
-        return f.read()
 
 
 @unittest.skipUnless(os.geteuid() == 0, "needs root: dropping to another user (CI runs as root)")
