@@ -129,14 +129,15 @@ class SocketActivation(unittest.TestCase):
         self.dir = tempfile.mkdtemp(prefix="weft-systemd-")
         self.addCleanup(shutil.rmtree, self.dir, True)
 
-    def activate(self, port, conf):
+    def activate(self, port, conf, *options):
         # systemd-socket-activate listens, then execs weft on the first
         # connection with LISTEN_FDS=1 and LISTEN_PID set to that pid.
-        process = subprocess.Popen([ACTIVATE, "-l", f"127.0.0.1:{port}", WEFT, "-c", conf],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen([ACTIVATE, *options, "-l", f"127.0.0.1:{port}", WEFT, "-c",
+                                    conf], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
         self.addCleanup(lambda: (stop(process), process.stdout.close(), process.stderr.close()))
         deadline = time.monotonic() + 10
-        while listening_sockets(port) == 0 and time.monotonic() < deadline:
+        while not options and listening_sockets(port) == 0 and time.monotonic() < deadline:
             time.sleep(0.05)
         return process
 
@@ -175,6 +176,18 @@ class SocketActivation(unittest.TestCase):
         self.assertIn(f"listens on 127.0.0.1:{port}, which no listener in the configuration names",
                       error)
         self.assertEqual(listening_sockets(configured), 0)
+
+    def test_a_passed_datagram_socket_is_an_error(self):
+        port = free_port()
+        process = self.activate(port, config(self.dir, f"127.0.0.1:{port}"), "--datagram")
+        deadline = time.monotonic() + 10
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            while process.poll() is None and time.monotonic() < deadline:
+                udp.sendto(b"x", ("127.0.0.1", port))
+                time.sleep(0.1)
+        self.assertEqual(process.wait(timeout=10), 1)
+        self.assertIn(f"fd 3 on 127.0.0.1:{port} is not a listening stream socket",
+                      process.stderr.read())
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ Address parse(std::string_view text) {
 }
 
 systemd::PassedSocket passed(std::string_view text, int fd = 3) {
-    return {fd, "", parse(text)};
+    return {fd, "", parse(text), true};
 }
 
 } // namespace
@@ -64,8 +64,14 @@ TEST_CASE("a passed socket that no listener names is an error naming its address
     // Two sockets on one address cannot both serve its one listener.
     CHECK_FALSE(systemd::match_passed_sockets(
         {parse("127.0.0.1:80")}, {passed("127.0.0.1:80", 3), passed("127.0.0.1:80", 4)}, error));
-    CHECK_FALSE(systemd::match_passed_sockets({parse("127.0.0.1:80")}, {{3, "web", {}}}, error));
+    CHECK_FALSE(
+        systemd::match_passed_sockets({parse("127.0.0.1:80")}, {{3, "web", {}, true}}, error));
     CHECK(error.find("(web)") != std::string::npos);
+    systemd::PassedSocket datagram = passed("127.0.0.1:80");
+    datagram.listening = false;
+    CHECK_FALSE(systemd::match_passed_sockets({parse("127.0.0.1:80")}, {datagram}, error));
+    CHECK(error == "the socket passed by systemd as fd 3 on 127.0.0.1:80 is not a listening "
+                   "stream socket");
 }
 
 TEST_CASE("take_passed_sockets ignores another process's sockets and clears the variables") {

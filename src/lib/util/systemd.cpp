@@ -109,6 +109,11 @@ std::vector<PassedSocket> take_passed_sockets() {
             const int flags = ::fcntl(socket.fd, F_GETFL);
             if (flags >= 0) ::fcntl(socket.fd, F_SETFL, flags | O_NONBLOCK);
             socket.address = Address::of_socket(socket.fd);
+            int accepting = 0;
+            socklen_t length = sizeof accepting;
+            socket.listening =
+                ::getsockopt(socket.fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &length) == 0 &&
+                accepting != 0;
             passed.push_back(std::move(socket));
         }
     }
@@ -124,6 +129,14 @@ std::optional<std::vector<int>> match_passed_sockets(const std::vector<Address>&
     std::vector<int> served_by(listeners.size(), -1);
     for (std::size_t p = 0; p < passed.size(); ++p) {
         const std::optional<Address>& at = passed[p].address;
+        const std::string which = "the socket passed by systemd as fd " +
+                                  std::to_string(passed[p].fd) +
+                                  (passed[p].name.empty() ? "" : " (" + passed[p].name + ")");
+        if (!passed[p].listening) {
+            error = which + (at ? " on " + at->to_string() : std::string()) +
+                    " is not a listening stream socket";
+            return std::nullopt;
+        }
         bool matched = false;
         for (std::size_t l = 0; at && l < listeners.size() && !matched; ++l) {
             if (served_by[l] < 0 && same_address(listeners[l], *at)) {
@@ -134,9 +147,8 @@ std::optional<std::vector<int>> match_passed_sockets(const std::vector<Address>&
         if (!matched) {
             const std::string where =
                 at ? at->to_string() : "an address weft cannot read (not a TCP or unix socket)";
-            error = "the socket passed by systemd as fd " + std::to_string(passed[p].fd) +
-                    (passed[p].name.empty() ? "" : " (" + passed[p].name + ")") + " listens on " +
-                    where + ", which no listener in the configuration names";
+            error =
+                which + " listens on " + where + ", which no listener in the configuration names";
             return std::nullopt;
         }
     }

@@ -37,6 +37,7 @@ struct PassedSocket {
     int fd = -1;
     std::string name; // from LISTEN_FDNAMES, "" when not given
     std::optional<Address> address;
+    bool listening = true; // a stream socket in listen(): SO_ACCEPTCONN
 };
 
 // The sockets passed to this process (none when LISTEN_PID is not ours),
@@ -47,7 +48,8 @@ std::vector<PassedSocket> take_passed_sockets();
 
 // Which passed socket serves each of `listeners`: result[i] is an index into
 // `passed`, or -1 for a listener to open as usual. A passed socket that no
-// listener names is an error (its address in `error`, nullopt).
+// listener names, or one that does not listen, is an error (its fd and
+// address in `error`, nullopt).
 std::optional<std::vector<int>> match_passed_sockets(const std::vector<Address>& listeners,
                                                      const std::vector<PassedSocket>& passed,
                                                      std::string& error);
