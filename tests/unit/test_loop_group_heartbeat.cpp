@@ -2,31 +2,16 @@
 // turns, and on_stopping runs once when a stop begins.
 
 #include "loop/loop_group.hpp"
+#include "signals_blocked.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <thread>
 
 using namespace std::chrono_literals;
 using weft::LoopGroup;
-
-namespace {
-
-struct SignalsBlocked {
-    sigset_t previous;
-    SignalsBlocked() {
-        sigset_t set;
-        sigemptyset(&set);
-        for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&set, s);
-        pthread_sigmask(SIG_BLOCK, &set, &previous);
-    }
-    ~SignalsBlocked() { pthread_sigmask(SIG_SETMASK, &previous, nullptr); }
-};
-
-} // namespace
 
 TEST_CASE("the heartbeat stops while one loop is stuck and resumes after it", "[loop]") {
     SignalsBlocked blocked;
