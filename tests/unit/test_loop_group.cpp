@@ -4,6 +4,7 @@
 #include "loop/io.hpp"
 #include "loop/loop_group.hpp"
 #include "net_helpers.hpp"
+#include "signals_blocked.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -29,19 +30,6 @@ weft::Address address(const char* text) {
     REQUIRE(a);
     return *a;
 }
-
-// Blocks the server's signals in this thread, so threads started from here
-// inherit the mask as the group's own threads do; restores it at the end.
-struct SignalsBlocked {
-    sigset_t previous;
-    SignalsBlocked() {
-        sigset_t set;
-        sigemptyset(&set);
-        for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&set, s);
-        pthread_sigmask(SIG_BLOCK, &set, &previous);
-    }
-    ~SignalsBlocked() { pthread_sigmask(SIG_SETMASK, &previous, nullptr); }
-};
 
 std::int64_t echo(int fd) {
     char buffer[4096];

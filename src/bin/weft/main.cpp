@@ -7,6 +7,7 @@
 #include "http/connection.hpp"
 #include "loop/loop_group.hpp"
 #include "privilege.hpp"
+#include "util/systemd.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -68,6 +69,18 @@ void reopen_logs(Loop& loop, http::AccessLog* access_log, const std::string& err
     }
 }
 
+// STATUS= for systemd: one line, what this run serves.
+std::string status_line(const LoopGroup& loops) {
+    std::string line = "serving " + std::to_string(loops.size()) +
+                       (loops.size() == 1 ? " loop on " : " loops on ");
+    const char* separator = "";
+    for (const Address& a : loops.listening_on()) {
+        line += separator + a.to_string();
+        separator = ", ";
+    }
+    return line;
+}
+
 int serve(const config::Config& config) {
     // Blocked before any thread exists, so that only the LoopGroup's signalfd
     // ever takes them (loop_group.hpp).
@@ -103,14 +116,32 @@ int serve(const config::Config& config) {
         std::fprintf(stderr, "weft: %s\n", error.c_str());
         return 1;
     }
+    // Socket activation: a listener systemd passed is used as it is; the
+    // others are opened here.
+    const std::vector<systemd::PassedSocket> passed = systemd::take_passed_sockets();
+    const auto served_by = systemd::match_passed_sockets(config.listeners, passed, error);
+    if (!served_by) {
+        for (const systemd::PassedSocket& socket : passed) ::close(socket.fd);
+        std::fprintf(stderr, "weft: %s\n", error.c_str());
+        return 1;
+    }
     const http::Server& server = built->server;
-    for (const Address& address : config.listeners) {
-        if (loops.listen(
-                address, [&server](int fd) { return http::serve_connection(fd, server); }, error) !=
-            0) {
+    const auto handler = [&server](int fd) { return http::serve_connection(fd, server); };
+    for (std::size_t i = 0; i < config.listeners.size(); ++i) {
+        const Address& address = config.listeners[i];
+        const int passed_index = (*served_by)[i];
+        const int rc = passed_index < 0
+                           ? loops.listen(address, handler, error)
+                           : loops.adopt(passed[static_cast<std::size_t>(passed_index)].fd, address,
+                                         handler, error);
+        if (rc != 0) {
             std::fprintf(stderr, "weft: %s\n", error.c_str());
             return 1;
         }
+        if (passed_index >= 0)
+            std::printf("weft: %s: the socket systemd passed (fd %d)\n",
+                        address.to_string().c_str(),
+                        passed[static_cast<std::size_t>(passed_index)].fd);
     }
     loops.on_reopen_logs([log = built->access_log.get(), &config](Loop& loop) {
         reopen_logs(loop, log, config.error_log);
@@ -123,6 +154,14 @@ int serve(const config::Config& config) {
     std::printf("weft %s: %zu loop%s; SIGTERM or Ctrl-C stops\n", WEFT_VERSION, loops.size(),
                 loops.size() == 1 ? "" : "s");
     std::fflush(stdout);
+    // Every loop listens (the sockets are open and registered; a connection
+    // made now waits in the backlog until a loop accepts it).
+    systemd::notify("READY=1\nSTATUS=" + status_line(loops));
+    // A later SIGHUP reload sends systemd::reloading_state() before it
+    // starts and READY=1 when it is done.
+    loops.on_stopping([] { systemd::notify("STOPPING=1\nSTATUS=draining"); });
+    if (const auto interval = systemd::watchdog_interval())
+        loops.on_heartbeat(*interval, [] { systemd::notify("WATCHDOG=1"); });
     loops.run();
     return 0;
 }

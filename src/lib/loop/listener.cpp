@@ -68,4 +68,13 @@ int open_listener(const Address& address, std::string& error, ListenOptions opti
     return fd;
 }
 
+void tune_tcp_listener(int fd, ListenOptions options) {
+    const int on = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    if (options.defer_accept) {
+        const int seconds = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &seconds, sizeof seconds);
+    }
+}
+
 } // namespace weft

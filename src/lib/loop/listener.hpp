@@ -23,4 +23,8 @@ struct ListenOptions {
 // server answers on is not.
 int open_listener(const Address& address, std::string& error, ListenOptions options = {});
 
+// Gives a TCP listening socket opened elsewhere (passed by systemd) what
+// open_listener's have: TCP_NODELAY and `options`. Best effort.
+void tune_tcp_listener(int fd, ListenOptions options);
+
 } // namespace weft

@@ -51,8 +51,7 @@ LoopGroup::~LoopGroup() {
         if (t.joinable()) t.join();
     loops_.clear(); // closes each loop's own listeners
     for (int fd : shared_listeners_) ::close(fd);
-    for (const Address& a : bound_)
-        if (a.kind() == Address::Kind::unix_path) unlink(std::string(a.path()).c_str());
+    for (const std::string& path : socket_files_) unlink(path.c_str());
     if (control_fd_ >= 0) ::close(control_fd_);
 }
 
@@ -80,15 +79,8 @@ int LoopGroup::listen(const Address& address, Loop::Handler handler, std::string
         // One socket: a path cannot be bound twice. Every loop watches it.
         const int fd = open_listener(address, error);
         if (fd < 0) return -1;
-        shared_listeners_.push_back(fd);
-        for (auto& loop : loops_) {
-            if (const int rc = loop->add_listener(fd, loop->add_handler(handler), true)) {
-                error = "listen on " + address.to_string() + ": " + std::strerror(-rc);
-                return rc;
-            }
-        }
-        bound_.push_back(address);
-        return 0;
+        socket_files_.emplace_back(address.path());
+        return adopt(fd, address, std::move(handler), error);
     }
     // A socket per loop on one port (SO_REUSEPORT): the kernel spreads
     // connections, and none crosses threads.
@@ -104,6 +96,20 @@ int LoopGroup::listen(const Address& address, Loop::Handler handler, std::string
         }
     }
     bound_.push_back(at);
+    return 0;
+}
+
+int LoopGroup::adopt(int fd, const Address& address, Loop::Handler handler, std::string& error) {
+    if (address.kind() != Address::Kind::unix_path)
+        tune_tcp_listener(fd, {.defer_accept = options_.defer_accept});
+    shared_listeners_.push_back(fd);
+    for (auto& loop : loops_) {
+        if (const int rc = loop->add_listener(fd, loop->add_handler(handler), true)) {
+            error = "listen on " + address.to_string() + ": " + std::strerror(-rc);
+            return rc;
+        }
+    }
+    bound_.push_back(address);
     return 0;
 }
 
@@ -153,13 +159,36 @@ void LoopGroup::run() {
     }
 
     bool stopping = false;
+    const auto begin_stop = [&] {
+        // A second one means now.
+        if (!stopping && stopping_) stopping_();
+        stop_loops(stopping ? std::chrono::milliseconds(0) : options_.grace);
+        stopping = true;
+    };
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point next_beat = Clock::now() + heartbeat_interval_;
+    const auto post_beat = [this] {
+        heartbeat_answers_ = 0;
+        for (auto& loop : loops_) loop->post([this] { ++heartbeat_answers_; });
+    };
+    if (heartbeat_) post_beat();
     while (loops_ended_ < loops_.size()) {
-        if (stop_asked_.exchange(false)) {
-            stop_loops(stopping ? std::chrono::milliseconds(0) : options_.grace);
-            stopping = true;
+        if (stop_asked_.exchange(false)) begin_stop();
+        int timeout = -1;
+        if (heartbeat_) {
+            const Clock::time_point now = Clock::now();
+            if (now >= next_beat) {
+                if (heartbeat_answers_ == loops_.size()) {
+                    heartbeat_();
+                    post_beat();
+                }
+                next_beat = now + heartbeat_interval_;
+            }
+            timeout = static_cast<int>(
+                std::chrono::ceil<std::chrono::milliseconds>(next_beat - now).count());
         }
         pollfd fds[2] = {{control_fd_, POLLIN, 0}, {signal_fd, POLLIN, 0}};
-        if (poll(fds, signal_fd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR) break;
+        if (poll(fds, signal_fd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR) break;
         if (fds[0].revents & POLLIN) {
             std::uint64_t count = 0;
             [[maybe_unused]] ssize_t n = ::read(control_fd_, &count, sizeof count);
@@ -174,9 +203,7 @@ void LoopGroup::run() {
             switch (info.ssi_signo) {
             case SIGTERM:
             case SIGINT:
-                // A second one means now.
-                stop_loops(stopping ? std::chrono::milliseconds(0) : options_.grace);
-                stopping = true;
+                begin_stop();
                 break;
             case SIGHUP:
                 broadcast(reload_);

@@ -41,11 +41,24 @@ public:
     // Listens on `address` in every loop; `handler` serves each connection.
     // Port 0 picks one port for all loops (listening_on() tells which).
     int listen(const Address& address, Loop::Handler handler, std::string& error);
-    // The addresses listened on, ports resolved, in listen() order.
+    // Serves connections on `fd`, a listening socket opened elsewhere (one
+    // systemd passed), bound to `address`. Every loop watches the one socket,
+    // as for a unix listener; the group closes it.
+    int adopt(int fd, const Address& address, Loop::Handler handler, std::string& error);
+    // The addresses listened on, ports resolved, in listen()/adopt() order.
     const std::vector<Address>& listening_on() const { return bound_; }
 
     void on_reload(Hook hook) { reload_ = std::move(hook); }
     void on_reopen_logs(Hook hook) { reopen_logs_ = std::move(hook); }
+    // Called on run()'s thread when a graceful stop begins (SIGTERM, stop()).
+    void on_stopping(std::function<void()> fn) { stopping_ = std::move(fn); }
+    // Called on run()'s thread every `interval`, but only when every loop has
+    // run a call posted to it since the last time: proof that the loops
+    // still turn, not that a thread still runs (systemd's watchdog).
+    void on_heartbeat(std::chrono::milliseconds interval, std::function<void()> fn) {
+        heartbeat_interval_ = interval;
+        heartbeat_ = std::move(fn);
+    }
 
     // Runs every loop on its own thread and returns when all have stopped.
     // Handles the signals above meanwhile; they stay blocked in the calling
@@ -67,10 +80,15 @@ private:
     std::vector<std::unique_ptr<Loop>> loops_;
     std::vector<int> shared_listeners_; // unix sockets, watched by every loop
     std::vector<Address> bound_;
+    std::vector<std::string> socket_files_; // unix sockets this group made; removed at exit
     std::vector<std::thread> threads_;
     Hook reload_;
     Hook reopen_logs_;
-    int control_fd_ = -1; // eventfd: stop() asked, or a loop ended
+    std::function<void()> stopping_;
+    std::chrono::milliseconds heartbeat_interval_{0};
+    std::function<void()> heartbeat_;
+    std::atomic<std::size_t> heartbeat_answers_{0}; // loops that ran the last beat's post
+    int control_fd_ = -1;                           // eventfd: stop() asked, or a loop ended
     std::atomic<bool> stop_asked_{false};
     std::atomic<unsigned> loops_ended_{0};
 };
