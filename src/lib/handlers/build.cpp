@@ -175,7 +175,8 @@ bool build_response_rules(const config::HandlerCommon* common, const BuildContex
         // A headers entry's Expires is the only one: max-age stays.
         if (sets_expires) rules->expires = -1;
     }
-    const std::size_t expires_line = rules->expires >= 0 ? 11 + http::kHttpDateLength : 0;
+    const std::size_t expires_line =
+        rules->expires >= 0 ? http::ResponseRules::kExpiresLineSize : 0;
     if (rules->lines.size() + rules->cache_control_line.size() + expires_line >
         http::ResponseRules::kMaxLines) {
         error = name + "the headers it adds pass " +

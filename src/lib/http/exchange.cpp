@@ -18,9 +18,6 @@ namespace weft::http {
 
 namespace {
 
-// "Expires: <date>\r\n"
-constexpr std::size_t kExpiresLineSize = 9 + kHttpDateLength + 2;
-
 // Appends `text` at `out`; the caller has made room.
 char* put(char* out, std::string_view text) {
     std::memcpy(out, text.data(), text.size());
@@ -304,9 +301,10 @@ bool Exchange::apply_rules() {
     }
     const bool adds_cache = caches && !own_freshness;
     const std::size_t need =
-        rules.lines.size() +
-        (adds_cache ? rules.cache_control_line.size() + (rules.expires >= 0 ? kExpiresLineSize : 0)
-                    : 0);
+        rules.lines.size() + (adds_cache
+                                  ? rules.cache_control_line.size() +
+                                        (rules.expires >= 0 ? ResponseRules::kExpiresLineSize : 0)
+                                  : 0);
     if (head_size_ + need > kHeadCapacity) return false;
     char* out = fields + head_size_;
     if (adds_cache) {

@@ -8,6 +8,8 @@
 // A handler without any of those keys has none (a null pointer), and its
 // responses pay one pointer test for it.
 
+#include "http/date.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -36,6 +38,8 @@ struct ResponseRules {
     // 4 KiB with the handler's fields: a response whose fields leave too
     // little room for them is a 500.
     static constexpr std::size_t kMaxLines = 2048;
+    // "Expires: <date>\r\n", which `expires` adds to the lines.
+    static constexpr std::size_t kExpiresLineSize = 9 + kHttpDateLength + 2;
 
     // Field lines ("Name: value\r\n" each) appended to every response: the
     // `set` and `add` entries.
