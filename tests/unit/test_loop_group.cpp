@@ -15,12 +15,14 @@
 
 #include <atomic>
 #include <csignal>
+#include <future>
 #include <set>
 #include <thread>
 
 using namespace std::chrono_literals;
 using weft::Loop;
 using weft::LoopGroup;
+using namespace test;
 
 namespace {
 
@@ -38,6 +40,20 @@ std::int64_t echo(int fd) {
         if (n <= 0) return 0;
         if (weft::io::write(fd, buffer, static_cast<std::size_t>(n)) < 0) return 0;
     }
+}
+
+// Whether `fd` echoes a line back.
+bool echoes_on(int fd) {
+    if (fd < 0) return false;
+    set_receive_timeout(fd, 2000);
+    return send_all(fd, "ping\n") && recv_exactly(fd, 5) == "ping\n";
+}
+
+bool echoes(const weft::Address& at) {
+    const int fd = connect_to(at);
+    const bool ok = echoes_on(fd);
+    if (fd >= 0) ::close(fd);
+    return ok;
 }
 
 int open_fds() {
@@ -88,33 +104,86 @@ TEST_CASE("SIGTERM stops a multi-loop server, in-flight requests finished", "[lo
     for (std::size_t i = 0; i < group.size(); ++i) CHECK(group.loop(i).live_tasks() == 0);
 }
 
-TEST_CASE("SIGHUP and SIGUSR1 run their hooks on every loop's own thread", "[loop]") {
+TEST_CASE("SIGHUP and SIGUSR1 run their functions on run()'s thread; a round visits every loop",
+          "[loop]") {
     SignalsBlocked blocked;
     LoopGroup group({.threads = 3});
     std::string error;
     REQUIRE(group.open(error) == 0);
-    std::atomic<int> reloads{0}, reopens{0}, wrong_thread{0};
-    group.on_reload([&](Loop& loop) {
-        wrong_thread += Loop::current() != &loop;
+    const std::thread::id main_thread = std::this_thread::get_id();
+    std::atomic<int> reloads{0}, reopens{0}, visited{0}, rounds{0}, wrong_thread{0};
+    group.on_reload([&] {
+        wrong_thread += std::this_thread::get_id() != main_thread;
         ++reloads;
     });
-    group.on_reopen_logs([&](Loop& loop) {
-        wrong_thread += Loop::current() != &loop;
+    group.on_reopen_logs([&] {
+        wrong_thread += std::this_thread::get_id() != main_thread;
         ++reopens;
+        group.after_round(
+            [&](Loop& loop) {
+                wrong_thread += Loop::current() != &loop;
+                ++visited;
+            },
+            [&] {
+                wrong_thread += std::this_thread::get_id() != main_thread;
+                rounds += visited == 3;
+            });
     });
     std::thread sender([&] {
         std::this_thread::sleep_for(50ms);
         kill(getpid(), SIGHUP);
-        for (int i = 0; i < 300 && reloads < 3; ++i) std::this_thread::sleep_for(10ms);
+        for (int i = 0; i < 300 && reloads < 1; ++i) std::this_thread::sleep_for(10ms);
         kill(getpid(), SIGUSR1);
-        for (int i = 0; i < 300 && reopens < 3; ++i) std::this_thread::sleep_for(10ms);
+        for (int i = 0; i < 300 && rounds < 1; ++i) std::this_thread::sleep_for(10ms);
         group.stop();
     });
     group.run();
     sender.join();
-    CHECK(reloads == 3);
-    CHECK(reopens == 3);
+    CHECK(reloads == 1);
+    CHECK(reopens == 1);
+    CHECK(rounds == 1);
     CHECK(wrong_thread == 0);
+}
+
+TEST_CASE("listeners open and close while the loops run", "[loop]") {
+    SignalsBlocked blocked;
+    LoopGroup group({.threads = 2});
+    std::string error;
+    REQUIRE(group.open(error) == 0);
+    const std::uint16_t handler = group.add_handler(echo);
+    REQUIRE(group.listen(address("127.0.0.1:0"), handler, error) == 0);
+    const weft::Address first = group.listening_on().at(0);
+    std::atomic<bool> second_answered{false}, first_refused{false}, first_kept{false};
+    std::thread client([&] {
+        std::this_thread::sleep_for(50ms);
+        // A held connection of the first listener outlives its listener.
+        const int held = connect_to(first);
+        std::promise<weft::Address> added;
+        group.run_on_main([&] {
+            std::string e;
+            CHECK(group.listen(address("127.0.0.1:0"), handler, e) == 0);
+            added.set_value(group.listening_on().back());
+        });
+        const weft::Address second = added.get_future().get();
+        std::this_thread::sleep_for(50ms);
+        second_answered = echoes(second);
+        std::promise<void> closed;
+        group.run_on_main([&] {
+            CHECK(group.close_listener(first));
+            group.after_round({}, [&] { closed.set_value(); });
+        });
+        closed.get_future().get();
+        first_refused = connect_to(first) < 0;
+        first_kept = echoes_on(held);
+        if (held >= 0) ::close(held);
+        group.stop();
+    });
+    group.run();
+    client.join();
+    CHECK(second_answered);
+    CHECK(first_refused);
+    CHECK(first_kept);
+    CHECK(group.listening_on().size() == 1);
 }
 
 TEST_CASE("port 0 is one port for every loop, and connections spread over the loops", "[loop]") {

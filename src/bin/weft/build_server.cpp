@@ -2,18 +2,22 @@
 
 #include "handlers/build.hpp"
 
+#include <cstdio>
+
 namespace weft {
 
 std::unique_ptr<BuiltServer> build_server(const config::Config& config, std::string& error,
-                                          Build purpose) {
+                                          Build purpose, fastcgi::UpstreamPools* pools) {
     auto built = std::make_unique<BuiltServer>();
     built->server.options = handlers::server_options(config);
-    for (const config::Upstream& upstream : config.upstreams)
-        built->upstreams.push_back(
-            std::make_unique<fastcgi::Upstream>(handlers::upstream_options(upstream)));
+    for (const config::Upstream& upstream : config.upstreams) {
+        const fastcgi::UpstreamOptions options = handlers::upstream_options(upstream);
+        built->upstreams.push_back(pools ? pools->get(options)
+                                         : std::make_shared<fastcgi::Upstream>(options));
+    }
     for (const config::Site& site : config.sites) {
-        const handlers::BuildContext context{config, site, built->upstreams,
-                                             purpose == Build::serving};
+        const handlers::BuildContext context{
+            config, site, built->upstreams, purpose == Build::serving, {}, pools};
         http::Router::Site routed;
         routed.hosts = site.hosts;
         for (const config::Handler& h : site.handlers) {
@@ -31,6 +35,17 @@ std::unique_ptr<BuiltServer> build_server(const config::Config& config, std::str
         built->server.access_log = built->access_log.get();
     }
     return built;
+}
+
+void describe(const BuiltServer& built, const std::vector<Address>& listeners) {
+    for (const Address& a : listeners) {
+        const std::string url =
+            a.kind() == Address::Kind::unix_path ? a.to_string() : "http://" + a.to_string() + "/";
+        std::printf("weft: listening on %s\n", url.c_str());
+    }
+    for (const http::Handler* handler : built.handlers)
+        std::printf("weft:   %s  %s\n", handler->route().text().c_str(),
+                    handler->describe().c_str());
 }
 
 } // namespace weft

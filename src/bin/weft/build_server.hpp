@@ -4,6 +4,7 @@
 
 #include "config/config.hpp"
 #include "fastcgi/upstream.hpp"
+#include "fastcgi/upstream_pools.hpp"
 #include "http/server.hpp"
 
 #include <cstdint>
@@ -14,9 +15,9 @@
 namespace weft {
 
 struct BuiltServer {
-    // The upstreams' pools, shared by the fastcgi handlers that name them;
-    // they outlive the loops that use them.
-    std::vector<std::unique_ptr<fastcgi::Upstream>> upstreams;
+    // The upstreams' pools, shared by the fastcgi handlers that name them
+    // (and kept across reloads: fastcgi/upstream_pools.hpp).
+    std::vector<std::shared_ptr<fastcgi::Upstream>> upstreams;
     http::Server server;
     std::unique_ptr<http::AccessLog> access_log;
     // Every handler in the router, in the configuration's order (the
@@ -31,7 +32,12 @@ enum class Build : std::uint8_t {
 
 // nullptr with a one-line reason when a handler cannot start (a root that
 // does not open, a log that cannot be written).
+// Pools come from `pools` when given (a reload keeps them), else are new.
 std::unique_ptr<BuiltServer> build_server(const config::Config& config, std::string& error,
-                                          Build purpose = Build::serving);
+                                          Build purpose = Build::serving,
+                                          fastcgi::UpstreamPools* pools = nullptr);
+
+// One line per listener and handler, on stdout: what this server serves.
+void describe(const BuiltServer& built, const std::vector<Address>& listeners);
 
 } // namespace weft

@@ -42,11 +42,6 @@ Registry& registry() {
     return r;
 }
 
-bool same_address(const Address& a, const Address& b) {
-    return a.length() == b.length() &&
-           std::memcmp(a.sockaddr_ptr(), b.sockaddr_ptr(), a.length()) == 0;
-}
-
 } // namespace
 
 // --- Backend ------------------------------------------------------------------
@@ -97,7 +92,9 @@ struct Upstream::Waiter {
 };
 
 Upstream::Upstream(UpstreamOptions options)
-    : options_(std::move(options)),
+    : options_(std::move(options)), connect_timeout_ms_(options_.connect_timeout_ms),
+      read_timeout_ms_(options_.read_timeout_ms), queue_timeout_ms_(options_.queue_timeout_ms),
+      keeps_connections_(options_.keepalive > 0),
       down_until_(new std::atomic<std::uint64_t>[options_.servers.size()]) {
     for (std::size_t i = 0; i < options_.servers.size(); ++i) down_until_[i] = 0;
     Registry& r = registry();
@@ -215,7 +212,8 @@ void Upstream::ask_loop_to_close(Backend* backend) {
 Ref<TriggerEvent> Upstream::free_slot() {
     --open_;
     Waiter* w = nullptr;
-    if (!hand_over(nullptr, w)) return {};
+    // Above a max_conns a reload lowered, a slot freed is not given on.
+    if (open_ >= options_.max_conns || !hand_over(nullptr, w)) return {};
     ++open_;
     return w->wake;
 }
@@ -300,7 +298,7 @@ void Upstream::close_idle() {
 bool Upstream::shares_a_server(const Upstream& other) const {
     for (const Address& a : options_.servers)
         for (const Address& b : other.options_.servers)
-            if (same_address(a, b)) return true;
+            if (a == b) return true;
     return false;
 }
 
@@ -352,7 +350,7 @@ Backend* Upstream::acquire(ClientWatch& client, AcquireError& error) {
     }
     lock.unlock();
 
-    const int waited = client.await(*waiter.wake, options_.queue_timeout_ms);
+    const int waited = client.await(*waiter.wake, queue_timeout_ms_);
     const bool client_gone = waited == -ECONNABORTED || waited == -ECANCELED;
 
     lock.lock();
@@ -433,7 +431,7 @@ Backend* Upstream::connect_to(std::size_t index, int& failure) {
     if (result < 0) {
         // A TCP connect in progress: writable when it is done either way.
         PollEvent connected(backend->poll(), kWritable);
-        const AwaitResult woke = await(connected, options_.connect_timeout_ms);
+        const AwaitResult woke = await(connected, connect_timeout_ms_);
         int so_error = 0;
         socklen_t length = sizeof so_error;
         if (!woke.fired()) {
@@ -466,6 +464,7 @@ void Upstream::release(Backend* backend, bool keep) {
             --claims_;
             keep = false;
         }
+        if (open_ > options_.max_conns) keep = false; // a reload lowered it
         if (keep && hand_over(backend, w)) {
             wake = w->wake;
         } else if (keep && idle_count_ < options_.keepalive) {
@@ -477,6 +476,30 @@ void Upstream::release(Backend* backend, bool keep) {
     }
     if (close_it) delete backend;
     wake_up(wake);
+}
+
+void Upstream::retune(const UpstreamOptions& options) {
+    connect_timeout_ms_ = options.connect_timeout_ms;
+    read_timeout_ms_ = options.read_timeout_ms;
+    queue_timeout_ms_ = options.queue_timeout_ms;
+    keeps_connections_ = options.keepalive > 0;
+    Backend* surplus = nullptr;
+    {
+        std::lock_guard lock(mutex_);
+        options_.keepalive = options.keepalive;
+        options_.max_conns = options.max_conns;
+        options_.keepalive_timeout_ms = options.keepalive_timeout_ms;
+        // Idle connections above the new keepalive are closed now; busy ones
+        // above the new max_conns close as they come back (release()).
+        while (idle_count_ > options_.keepalive) {
+            Backend* last = idle_;
+            while (last->next_) last = last->next_;
+            unlink_idle(last);
+            last->next_ = surplus;
+            surplus = last;
+        }
+    }
+    close_each(surplus);
 }
 
 Backend* Upstream::reconnect(Backend* backend, AcquireError& error) {

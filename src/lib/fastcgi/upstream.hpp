@@ -182,9 +182,21 @@ public:
     // that fails too.
     Backend* reconnect(Backend* backend, AcquireError& error);
 
+    // A reload kept this pool (same name, same servers): its limits and
+    // timeouts become `options`' from now, for requests that start later and
+    // for connections as they come back. Its connections and the count of
+    // them stay, so max_conns holds across the reload.
+    void retune(const UpstreamOptions& options);
+    // Closes every idle connection (a reload dropped the pool: it is
+    // destroyed once the loops have run what this posts to them).
+    void close_idle();
+
     // Whether requests should ask the backend to keep connections open.
-    bool keeps_connections() const { return options_.keepalive > 0; }
+    bool keeps_connections() const { return keeps_connections_; }
+    // The name and servers stay; the rest is what the pool was made with
+    // (retune() changes the pool's own copy).
     const UpstreamOptions& options() const { return options_; }
+    std::uint32_t read_timeout_ms() const { return read_timeout_ms_; }
 
     // For tests and the error log.
     struct Counts {
@@ -251,12 +263,16 @@ private:
     Backend* take_idle();
     // Closes each of a list take_idle() returned, on its loop.
     void close_each(Backend* idle);
-    // Closes every idle connection: another upstream on one of its servers
-    // stalled, and these may hold the children it waits for.
-    void close_idle();
     bool shares_a_server(const Upstream& other) const;
 
-    const UpstreamOptions options_;
+    // name and servers never change; keepalive, max_conns and
+    // keepalive_timeout_ms change under mutex_ (retune()); the timeouts read
+    // outside it are these atomics.
+    UpstreamOptions options_;
+    std::atomic<std::uint32_t> connect_timeout_ms_;
+    std::atomic<std::uint32_t> read_timeout_ms_;
+    std::atomic<std::uint32_t> queue_timeout_ms_;
+    std::atomic<bool> keeps_connections_;
     std::atomic<std::uint32_t> next_server_{0};
     // Per server: until when (Loop::now() ms) it is skipped after a failure.
     std::unique_ptr<std::atomic<std::uint64_t>[]> down_until_;

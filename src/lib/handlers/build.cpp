@@ -30,10 +30,15 @@ std::string_view BuildContext::site_name() const {
     return site.hosts.empty() ? std::string_view{} : std::string_view(site.hosts.front());
 }
 
-fastcgi::Upstream* BuildContext::upstream(std::string_view name) const {
+std::shared_ptr<fastcgi::Upstream> BuildContext::upstream(std::string_view name) const {
     for (std::size_t i = 0; i < config.upstreams.size() && i < upstreams.size(); ++i)
-        if (config.upstreams[i].name == name) return upstreams[i].get();
+        if (config.upstreams[i].name == name) return upstreams[i];
     return nullptr;
+}
+
+std::shared_ptr<fastcgi::Upstream>
+BuildContext::pool(const fastcgi::UpstreamOptions& options) const {
+    return pools ? pools->get(options) : std::make_shared<fastcgi::Upstream>(options);
 }
 
 std::uint32_t to_ms(std::chrono::milliseconds d) {

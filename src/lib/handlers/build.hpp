@@ -13,6 +13,7 @@
 
 #include "config/config.hpp"
 #include "fastcgi/upstream.hpp"
+#include "fastcgi/upstream_pools.hpp"
 #include "http/handler.hpp"
 #include "http/server.hpp"
 
@@ -32,9 +33,8 @@ namespace weft::handlers {
 struct BuildContext {
     const config::Config& config;
     const config::Site& site;
-    // The pools of config.upstreams, in the same order; they outlive the
-    // handlers that use them.
-    std::span<const std::unique_ptr<fastcgi::Upstream>> upstreams;
+    // The pools of config.upstreams, in the same order.
+    std::span<const std::shared_ptr<fastcgi::Upstream>> upstreams;
     // false for `weft -t`: the configuration is checked, not the disk (no
     // root is opened), as roots are often those of the machine it is meant
     // for.
@@ -42,13 +42,18 @@ struct BuildContext {
     // The error pages' files read so far, by path: a site's page is read
     // once, not once for each of its handlers and statuses.
     mutable std::vector<std::pair<std::string, std::shared_ptr<const std::string>>> page_files{};
+    // Where a handler's own pool (`pass`) comes from: kept across reloads.
+    // None: a new pool each time.
+    fastcgi::UpstreamPools* pools = nullptr;
 
     // A handler's root: its own, else its site's.
     std::string_view root(const std::string& own) const;
     // The site's name (its first host), or "" for a site without one.
     std::string_view site_name() const;
     // The pool of the upstream named `name`, or nullptr.
-    fastcgi::Upstream* upstream(std::string_view name) const;
+    std::shared_ptr<fastcgi::Upstream> upstream(std::string_view name) const;
+    // A pool for `options` (pools->get, or a new one).
+    std::shared_ptr<fastcgi::Upstream> pool(const fastcgi::UpstreamOptions& options) const;
 };
 
 // A duration as the loop's timers take it: milliseconds, at least 1.

@@ -97,8 +97,9 @@ AccessLog::~AccessLog() {
 
 void AccessLog::write(const AccessLogEntry& e) {
     ThreadBuffer& buffer = thread_buffer();
+    // Lines of another log (the one a reload replaced) go out to it first.
+    if (buffer.fd != fd_ || kBufferSize - buffer.size < kMaxLine) buffer.flush();
     buffer.fd = fd_;
-    if (kBufferSize - buffer.size < kMaxLine) buffer.flush();
     char* out = buffer.data + buffer.size;
     const char* end = out + kMaxLine - 1; // room for the newline
     out = escaped(out, end, e.remote);

@@ -154,6 +154,18 @@ std::int64_t Connection::park_again() {
     return kPark;
 }
 
+std::int64_t Connection::move_to_new_server() {
+    // A reload replaced the server on this loop, and a next request is
+    // here: its bytes go with the parked connection to a coroutine started
+    // at once, which takes the new server. (One that parks idle takes it
+    // when its bytes come.)
+    Loop& loop = *Loop::current();
+    if (!head_deadline_) head_deadline_ = loop.now() + options_.request_timeout_ms;
+    const std::int64_t op = park_head();
+    if (op == kPark) loop.restart_soon(socket_.fd());
+    return op;
+}
+
 void Connection::resume_head(ParkedState* parked) {
     auto* head = static_cast<PartialHead*>(parked);
     // save() took it from a buffer like this one.
@@ -196,6 +208,7 @@ std::int64_t Connection::run() {
             if (n <= 0) return kClose;
             in_.end = static_cast<std::size_t>(n);
         }
+        if (server_.replaced_here()) return move_to_new_server();
         parser_.reset();
         ParseStatus status;
         bool idle = false;

@@ -60,6 +60,7 @@ private:
     [[gnu::noinline]] ssize_t receive_head();
     // Parks with the head received so far, or answers 408 if its time is up.
     [[gnu::noinline]] std::int64_t park_head();
+    [[gnu::noinline]] std::int64_t move_to_new_server();
     // Parks again, with nothing of a request, under the deadline an earlier
     // coroutine parked the connection with (Idle::parked); closes past it.
     [[gnu::noinline]] std::int64_t park_again();

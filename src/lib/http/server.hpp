@@ -5,8 +5,12 @@
 #include "http/access_log.hpp"
 #include "http/parser.hpp"
 #include "http/router.hpp"
+#include "loop/loop.hpp"
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 namespace weft::http {
 
@@ -19,10 +23,33 @@ struct ServerOptions {
     ParserLimits parser;
 };
 
+// A server's life on the loops, when a reload can replace it (weft's
+// Serving): on each loop, the connections running with it and whether a
+// newer server replaced it there; and how many loops still run connections
+// with it once it was replaced.
+struct ServerUse {
+    struct alignas(64) OnLoop {
+        std::uint32_t connections = 0; // its loop's thread only
+        bool replaced = false;
+    };
+    explicit ServerUse(std::size_t loops) : on_loop(loops), loops_left(loops) {}
+    std::vector<OnLoop> on_loop;
+    std::atomic<std::size_t> loops_left;
+};
+
 struct Server {
     Router router;
     ServerOptions options;
     AccessLog* access_log = nullptr; // none: off
+    std::unique_ptr<ServerUse> use;  // none: never replaced
+
+    // A newer server replaced this one on the running loop: a connection
+    // with a next request gives it to the new one.
+    bool replaced_here() const {
+        if (!use) return false;
+        const Loop* loop = Loop::current();
+        return loop && use->on_loop[loop->index()].replaced;
+    }
 };
 
 } // namespace weft::http

@@ -129,8 +129,13 @@ std::uint16_t Loop::add_handler(Handler handler) {
 int Loop::add_listener(int fd, std::uint16_t handler, bool shared) {
     assert(handler < handlers_.size());
     if (!table_.fits(fd)) return -EMFILE;
-    Listener& listener =
-        listeners_.emplace_back(Listener{fd, handler, shared, Timer{}, this, {}, false});
+    // A slot a removed listener left is taken again: the pause timer of
+    // each points into its slot, so slots never move.
+    Listener* free_slot = nullptr;
+    for (Listener& l : listeners_)
+        if (l.fd < 0) free_slot = &l;
+    Listener& listener = free_slot ? *free_slot : listeners_.emplace_back();
+    listener = Listener{fd, handler, shared, Timer{}, this, {}, false};
     socklen_t length = sizeof listener.address;
     if (::getsockname(fd, reinterpret_cast<sockaddr*>(&listener.address), &length) != 0)
         listener.address.sin6_family = AF_UNSPEC;
@@ -151,6 +156,19 @@ int Loop::add_listener(int fd, std::uint16_t handler, bool shared) {
     entry.loop = index_;
     if (epoll_ctl_counted(EPOLL_CTL_ADD, fd, listener_events(shared)) != 0) return -errno;
     return 0;
+}
+
+void Loop::remove_listener(int fd) {
+    for (Listener& listener : listeners_) {
+        if (listener.fd != fd) continue;
+        listener.pause.cancel();
+        epoll_ctl_counted(EPOLL_CTL_DEL, fd, 0);
+        if (!listener.shared) {
+            table_.reset(fd);
+            ::close(fd);
+        }
+        listener.fd = -1;
+    }
 }
 
 // --- tasks ------------------------------------------------------------------
@@ -719,6 +737,7 @@ void Loop::stop(std::chrono::milliseconds grace) {
     stopping_ = true;
     stop_deadline_ = deadline;
     for (Listener& listener : listeners_) {
+        if (listener.fd < 0) continue; // removed
         listener.pause.cancel();
         epoll_ctl_counted(EPOLL_CTL_DEL, listener.fd, 0);
         if (!listener.shared) {

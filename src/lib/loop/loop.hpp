@@ -112,11 +112,21 @@ public:
     bool stopping() const { return stopping_; }
     bool past_deadline() const { return stopping_ && now_ >= stop_deadline_; }
 
-    // Setup, before run(): a handler for connections, and a listening socket
-    // whose connections it serves. A shared listener is watched by several
-    // loops (EPOLLEXCLUSIVE) and closed by its owner; any other is the loop's.
+    // A handler for connections (setup, before run()), and a listening
+    // socket whose connections it serves (before run(), or on the loop's
+    // thread: a reload). A shared listener is watched by several loops
+    // (EPOLLEXCLUSIVE) and closed by its owner; any other is the loop's.
     std::uint16_t add_handler(Handler handler);
     int add_listener(int fd, std::uint16_t handler, bool shared);
+    // Stops watching listener `fd`, and closes it unless it is shared; the
+    // connections it gave stay. Loop thread only (or before run()).
+    void remove_listener(int fd);
+
+    // From a connection's own task, just before its handler returns
+    // Op::want_read having left a ParkedState: the connection is given a
+    // new coroutine at the top of the next round instead of waiting for
+    // bytes (a reload: the next request is served by the new handler state).
+    void restart_soon(int fd) { finishing_.push_back(fd); }
 
     // Serves `fd` (a connected socket) with handler number `handler`; 0 or
     // -errno (the fd is closed then).

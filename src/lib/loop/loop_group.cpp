@@ -9,6 +9,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -50,8 +51,8 @@ LoopGroup::~LoopGroup() {
     for (std::thread& t : threads_)
         if (t.joinable()) t.join();
     loops_.clear(); // closes each loop's own listeners
-    for (int fd : shared_listeners_) ::close(fd);
-    for (const std::string& path : socket_files_) unlink(path.c_str());
+    for (const Listening& listening : listening_)
+        if (listening.shared) close_sockets(listening);
     if (control_fd_ >= 0) ::close(control_fd_);
 }
 
@@ -74,43 +75,140 @@ int LoopGroup::open(std::string& error) {
     return 0;
 }
 
-int LoopGroup::listen(const Address& address, Loop::Handler handler, std::string& error) {
+std::uint16_t LoopGroup::add_handler(Loop::Handler handler) {
+    std::uint16_t number = 0;
+    for (auto& loop : loops_) number = loop->add_handler(handler);
+    return number;
+}
+
+int LoopGroup::listen(const Address& address, std::uint16_t handler, std::string& error) {
+    Listening listening;
     if (address.kind() == Address::Kind::unix_path) {
         // One socket: a path cannot be bound twice. Every loop watches it.
         const int fd = open_listener(address, error);
         if (fd < 0) return -1;
-        socket_files_.emplace_back(address.path());
-        return adopt(fd, address, std::move(handler), error);
-    }
-    // A socket per loop on one port (SO_REUSEPORT): the kernel spreads
-    // connections, and none crosses threads.
-    Address at = address;
-    for (auto& loop : loops_) {
-        const int fd = open_listener(at, error, {.defer_accept = options_.defer_accept});
-        if (fd < 0) return -1;
-        if (at.port() == 0) at = Address::of_socket(fd).value_or(at);
-        if (const int rc = loop->add_listener(fd, loop->add_handler(handler), false)) {
-            ::close(fd);
-            error = "listen on " + at.to_string() + ": " + std::strerror(-rc);
-            return rc;
+        listening.bound = address;
+        listening.fds = {fd};
+        listening.shared = true;
+        listening.socket_file = address.path();
+    } else {
+        // A socket per loop on one port (SO_REUSEPORT): the kernel spreads
+        // connections, and none crosses threads.
+        listening.bound = address;
+        for (std::size_t i = 0; i < loops_.size(); ++i) {
+            const int fd =
+                open_listener(listening.bound, error, {.defer_accept = options_.defer_accept});
+            if (fd < 0) {
+                close_sockets(listening);
+                return -1;
+            }
+            listening.fds.push_back(fd);
+            if (listening.bound.port() == 0)
+                listening.bound = Address::of_socket(fd).value_or(listening.bound);
         }
     }
-    bound_.push_back(at);
+    if (const int rc = watch(listening, handler, error)) return rc;
+    listening_.push_back(std::move(listening));
     return 0;
 }
 
-int LoopGroup::adopt(int fd, const Address& address, Loop::Handler handler, std::string& error) {
+int LoopGroup::adopt(int fd, const Address& address, std::uint16_t handler, std::string& error,
+                     bool keep_open) {
     if (address.kind() != Address::Kind::unix_path)
         tune_tcp_listener(fd, {.defer_accept = options_.defer_accept});
-    shared_listeners_.push_back(fd);
-    for (auto& loop : loops_) {
-        if (const int rc = loop->add_listener(fd, loop->add_handler(handler), true)) {
-            error = "listen on " + address.to_string() + ": " + std::strerror(-rc);
+    Listening listening{address, {fd}, true, keep_open, {}};
+    if (const int rc = watch(listening, handler, error)) return rc;
+    listening_.push_back(std::move(listening));
+    return 0;
+}
+
+int LoopGroup::watch(const Listening& listening, std::uint16_t handler, std::string& error) {
+    for (std::size_t i = 0; i < loops_.size(); ++i) {
+        Loop* loop = loops_[i].get();
+        const int fd = listening.fds[listening.shared ? 0 : i];
+        if (running_) {
+            // The loop's listeners are its own: it adds this one itself.
+            const bool shared = listening.shared;
+            loop->post([loop, fd, handler, shared, at = listening.bound] {
+                if (const int rc = loop->add_listener(fd, handler, shared))
+                    std::fprintf(stderr, "weft: loop %u cannot listen on %s: %s\n",
+                                 static_cast<unsigned>(loop->index()), at.to_string().c_str(),
+                                 std::strerror(-rc));
+            });
+        } else if (const int rc = loop->add_listener(fd, handler, listening.shared)) {
+            error = "listen on " + listening.bound.to_string() + ": " + std::strerror(-rc);
+            if (!listening.shared) {
+                // Loops before this one own theirs now; the rest are not taken.
+                for (std::size_t j = i; j < listening.fds.size(); ++j) ::close(listening.fds[j]);
+            } else if (!listening.keep_open) {
+                close_sockets(listening);
+            }
             return rc;
         }
     }
-    bound_.push_back(address);
     return 0;
+}
+
+bool LoopGroup::close_listener(const Address& bound) {
+    const auto it = std::find_if(listening_.begin(), listening_.end(),
+                                 [&](const Listening& l) { return l.bound == bound; });
+    if (it == listening_.end()) return false;
+    Listening listening = std::move(*it);
+    listening_.erase(it);
+    if (!running_) {
+        for (std::size_t i = 0; i < loops_.size(); ++i)
+            loops_[i]->remove_listener(listening.fds[listening.shared ? 0 : i]);
+        if (listening.shared) close_sockets(listening);
+        return true;
+    }
+    // Each loop lets go of its socket (closing its own); a shared one is
+    // closed when none watches it any more.
+    Hook each = [fds = listening.fds, shared = listening.shared](Loop& loop) {
+        loop.remove_listener(fds[shared ? 0 : loop.index()]);
+    };
+    after_round(std::move(each), [this, listening = std::move(listening)] {
+        if (listening.shared) close_sockets(listening);
+    });
+    return true;
+}
+
+void LoopGroup::close_sockets(const Listening& listening) {
+    if (listening.keep_open) return;
+    for (const int fd : listening.fds) {
+        if (table_.fits(fd)) table_.reset(fd);
+        ::close(fd);
+    }
+    if (!listening.socket_file.empty()) ::unlink(listening.socket_file.c_str());
+}
+
+std::vector<Address> LoopGroup::listening_on() const {
+    std::vector<Address> bound;
+    for (const Listening& listening : listening_) bound.push_back(listening.bound);
+    return bound;
+}
+
+void LoopGroup::run_on_main(std::function<void()> fn) {
+    {
+        std::lock_guard lock(main_mutex_);
+        main_calls_.push_back(std::move(fn));
+    }
+    notify(control_fd_);
+}
+
+void LoopGroup::after_round(Hook each, std::function<void()> then) {
+    struct Round {
+        std::atomic<std::size_t> left;
+        Hook each;
+        std::function<void()> then;
+    };
+    auto round = std::make_shared<Round>(loops_.size(), std::move(each), std::move(then));
+    for (auto& loop : loops_) {
+        Loop* l = loop.get();
+        l->post([this, l, round] {
+            if (round->each) round->each(*l);
+            if (--round->left == 0) run_on_main(std::move(round->then));
+        });
+    }
 }
 
 void LoopGroup::stop() {
@@ -125,14 +223,6 @@ void LoopGroup::stop_loops(std::chrono::milliseconds grace) {
     }
 }
 
-void LoopGroup::broadcast(const Hook& hook) {
-    if (!hook) return;
-    for (auto& loop : loops_) {
-        Loop* l = loop.get();
-        l->post([l, &hook] { hook(*l); });
-    }
-}
-
 void LoopGroup::run() {
     // Threads inherit the mask: block first, then start them.
     const sigset_t signals = handled_signals();
@@ -141,6 +231,7 @@ void LoopGroup::run() {
     const int signal_fd = signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC);
 
     const std::vector<int> cpus = usable_cpus();
+    running_ = true;
     for (std::size_t i = 0; i < loops_.size(); ++i) {
         threads_.emplace_back([this, i, &cpus] {
             char name[16];
@@ -192,6 +283,12 @@ void LoopGroup::run() {
         if (fds[0].revents & POLLIN) {
             std::uint64_t count = 0;
             [[maybe_unused]] ssize_t n = ::read(control_fd_, &count, sizeof count);
+            std::vector<std::function<void()>> calls;
+            {
+                std::lock_guard lock(main_mutex_);
+                calls.swap(main_calls_);
+            }
+            for (auto& call : calls) call();
         }
         signalfd_siginfo info{};
         while (signal_fd >= 0 && ::read(signal_fd, &info, sizeof info) == sizeof info) {
@@ -206,10 +303,10 @@ void LoopGroup::run() {
                 begin_stop();
                 break;
             case SIGHUP:
-                broadcast(reload_);
+                if (reload_ && !stopping) reload_();
                 break;
             case SIGUSR1:
-                broadcast(reopen_logs_);
+                if (reopen_logs_) reopen_logs_();
                 break;
             }
         }

@@ -5,8 +5,8 @@
 // Signals (after Parrot): run() blocks SIGTERM, SIGINT, SIGHUP and SIGUSR1 in
 // every thread, receives them in one place through a signalfd, and
 // broadcasts them to the loops: SIGTERM or SIGINT stop gracefully (a second
-// one stops at once), SIGHUP runs the reload hook and SIGUSR1 the reopen-logs
-// hook on every loop. SIGPIPE is ignored.
+// one stops at once), SIGHUP and SIGUSR1 run the reload and reopen-logs
+// functions on run()'s thread. SIGPIPE is ignored.
 
 #include "loop/loop.hpp"
 #include "util/address.hpp"
@@ -15,6 +15,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,18 +39,46 @@ public:
 
     // Creates the loops; 0, or -errno with a reason in `error`.
     int open(std::string& error);
+    // A handler for connections, on every loop under one number (before
+    // run()).
+    std::uint16_t add_handler(Loop::Handler handler);
     // Listens on `address` in every loop; `handler` serves each connection.
     // Port 0 picks one port for all loops (listening_on() tells which).
-    int listen(const Address& address, Loop::Handler handler, std::string& error);
+    // Before run(), or during it on run()'s thread (a reload): the loops
+    // start watching the sockets at their next turn.
+    int listen(const Address& address, std::uint16_t handler, std::string& error);
+    int listen(const Address& address, Loop::Handler handler, std::string& error) {
+        return listen(address, add_handler(std::move(handler)), error);
+    }
     // Serves connections on `fd`, a listening socket opened elsewhere (one
     // systemd passed), bound to `address`. Every loop watches the one socket,
-    // as for a unix listener; the group closes it.
-    int adopt(int fd, const Address& address, Loop::Handler handler, std::string& error);
+    // as for a unix listener. The group closes it, unless `keep_open` (the
+    // caller's to close, after the group).
+    int adopt(int fd, const Address& address, std::uint16_t handler, std::string& error,
+              bool keep_open = false);
+    int adopt(int fd, const Address& address, Loop::Handler handler, std::string& error) {
+        return adopt(fd, address, add_handler(std::move(handler)), error);
+    }
+    // Stops listening on `bound` (as listening_on() names it): the loops stop
+    // watching it at their next turn, and its sockets are closed once every
+    // loop has (a unix socket's file is removed). Connections it gave stay.
+    // On run()'s thread, or before run(). false if nothing listens there.
+    bool close_listener(const Address& bound);
     // The addresses listened on, ports resolved, in listen()/adopt() order.
-    const std::vector<Address>& listening_on() const { return bound_; }
+    std::vector<Address> listening_on() const;
 
-    void on_reload(Hook hook) { reload_ = std::move(hook); }
-    void on_reopen_logs(Hook hook) { reopen_logs_ = std::move(hook); }
+    // Runs `fn` on run()'s thread at its next turn; from any thread, while
+    // run() runs (else it never runs).
+    void run_on_main(std::function<void()> fn);
+    // Runs `each` on every loop (on its thread, in post() order), then
+    // `then` on run()'s thread once every loop has: everything posted to the
+    // loops before this has run by then.
+    void after_round(Hook each, std::function<void()> then);
+
+    // Called on run()'s thread for SIGHUP.
+    void on_reload(std::function<void()> fn) { reload_ = std::move(fn); }
+    // Called on run()'s thread for SIGUSR1.
+    void on_reopen_logs(std::function<void()> fn) { reopen_logs_ = std::move(fn); }
     // Called on run()'s thread when a graceful stop begins (SIGTERM, stop()).
     void on_stopping(std::function<void()> fn) { stopping_ = std::move(fn); }
     // Called on run()'s thread every `interval`, but only when every loop has
@@ -72,18 +101,30 @@ public:
     Loop& loop(std::size_t i) { return *loops_[i]; }
 
 private:
+    struct Listening {
+        Address bound;
+        std::vector<int> fds; // one per loop, or one shared by all
+        bool shared = false;
+        bool keep_open = false;  // the caller closes it (a passed socket)
+        std::string socket_file; // a unix socket this group made; removed at close
+    };
+
     void stop_loops(std::chrono::milliseconds grace);
-    void broadcast(const Hook& hook);
+    // Every loop watches `listening`'s sockets from now (before run()) or
+    // from its next turn.
+    int watch(const Listening& listening, std::uint16_t handler, std::string& error);
+    void close_sockets(const Listening& listening);
 
     Options options_;
     FdTable table_;
     std::vector<std::unique_ptr<Loop>> loops_;
-    std::vector<int> shared_listeners_; // unix sockets, watched by every loop
-    std::vector<Address> bound_;
-    std::vector<std::string> socket_files_; // unix sockets this group made; removed at exit
+    std::vector<Listening> listening_;
     std::vector<std::thread> threads_;
-    Hook reload_;
-    Hook reopen_logs_;
+    bool running_ = false; // run() has started the loops
+    std::mutex main_mutex_;
+    std::vector<std::function<void()>> main_calls_; // run_on_main's, guarded by main_mutex_
+    std::function<void()> reload_;
+    std::function<void()> reopen_logs_;
     std::function<void()> stopping_;
     std::chrono::milliseconds heartbeat_interval_{0};
     std::function<void()> heartbeat_;

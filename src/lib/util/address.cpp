@@ -156,4 +156,9 @@ std::optional<Address> Address::of_socket(int fd) {
     return a;
 }
 
+bool operator==(const Address& a, const Address& b) {
+    return a.kind_ == b.kind_ && a.length_ == b.length_ &&
+           std::memcmp(&a.storage_, &b.storage_, a.length_) == 0;
+}
+
 } // namespace weft

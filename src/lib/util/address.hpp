@@ -36,6 +36,9 @@ public:
     // The address a bound or connected socket has (getsockname).
     static std::optional<Address> of_socket(int fd);
 
+    // The same socket address, byte for byte.
+    friend bool operator==(const Address& a, const Address& b);
+
 private:
     sockaddr_storage storage_{};
     socklen_t length_ = 0;

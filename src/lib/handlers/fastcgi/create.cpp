@@ -87,14 +87,16 @@ std::unique_ptr<http::Handler> create(const config::FastcgiHandler& config,
         state->files = create(files, context, error);
         if (!state->files) return nullptr;
     }
-    if (fastcgi::Upstream* named = context.upstream(config.upstream)) {
-        state->upstream = named;
-    } else {
+    state->upstream = context.upstream(config.upstream);
+    if (!state->upstream) {
+        // Its own pool, kept across reloads as long as the handler stays
+        // where it is and passes to the same servers.
         config::Upstream own;
-        own.name = "pass";
+        own.name = "pass of " + std::string(context.site_name()) +
+                   (config.route.kind == config::Route::Kind::exact ? " exact " : " ") +
+                   config.route.path;
         own.servers = config.pass;
-        state->own_upstream = std::make_unique<fastcgi::Upstream>(upstream_options(own));
-        state->upstream = state->own_upstream.get();
+        state->upstream = context.pool(upstream_options(own));
     }
     state->fixed_params = fixed_params();
     state->extra_params = extra_params(config.params);

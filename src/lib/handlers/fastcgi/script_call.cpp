@@ -102,7 +102,7 @@ int ScriptCall::wait_backend(std::uint8_t interest) {
     // Responses corked for pipelining go out before a wait on something else.
     exchange_.flush();
     PollEvent backend(backend_->poll(), interest);
-    return client_watch_.await(backend, upstream_.options().read_timeout_ms);
+    return client_watch_.await(backend, upstream_.read_timeout_ms());
 }
 
 int ScriptCall::flush_to_backend(void* self, const char* bytes, std::size_t size) {
@@ -496,7 +496,7 @@ bool ScriptCall::buffers_response() const {
 ScriptCall::Outcome ScriptCall::relay(std::string_view first, std::size_t ended) {
     Loop& loop = *Loop::current();
     const std::uint32_t send_timeout = exchange_.send_timeout_ms();
-    const std::uint32_t read_timeout = upstream_.options().read_timeout_ms;
+    const std::uint32_t read_timeout = upstream_.read_timeout_ms();
     Spool spool(state_.buffers, state_.max_temp_file_size);
     // Try first, wait on EAGAIN: each flag goes down only when its socket
     // said so, and up when it signals again.

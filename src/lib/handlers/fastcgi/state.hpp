@@ -22,8 +22,7 @@ struct FastcgiHandler::State {
     OwnedFd root_fd;
     std::unique_ptr<ScriptResolver> scripts;
     std::unique_ptr<http::Handler> files; // static = on
-    std::unique_ptr<fastcgi::Upstream> own_upstream;
-    fastcgi::Upstream* upstream = nullptr;
+    std::shared_ptr<fastcgi::Upstream> upstream;
     const http::Handler* handler = nullptr; // the handler this is the state of
     std::string server_name;                // the site's first host; "": the request's Host
     std::string fixed_params;               // encoded: params.hpp

@@ -1,0 +1,50 @@
+#include "serving.hpp"
+
+#include "http/connection.hpp"
+
+#include <cassert>
+#include <memory>
+
+namespace weft {
+
+Serving::Serving(std::size_t loops, Released released)
+    : current_(loops), released_(std::move(released)) {}
+
+Loop::Handler Serving::handler() {
+    return [this](int fd) { return serve(fd); };
+}
+
+void Serving::start(http::Server& server) {
+    prepare(server);
+    for (Current& current : current_) current.server = &server;
+}
+
+void Serving::prepare(http::Server& server) {
+    server.use = std::make_unique<http::ServerUse>(current_.size());
+}
+
+std::int64_t Serving::serve(int fd) {
+    const std::size_t loop = Loop::current()->index();
+    http::Server& server = *current_[loop].server;
+    http::ServerUse::OnLoop& here = server.use->on_loop[loop];
+    ++here.connections;
+    const std::int64_t op = http::serve_connection(fd, server);
+    if (--here.connections == 0 && here.replaced) leave(server);
+    return op;
+}
+
+void Serving::replace(Loop& loop, http::Server& server) {
+    assert(server.use);
+    http::Server& old = *current_[loop.index()].server;
+    current_[loop.index()].server = &server;
+    http::ServerUse::OnLoop& here = old.use->on_loop[loop.index()];
+    assert(!here.replaced);
+    here.replaced = true;
+    if (here.connections == 0) leave(old);
+}
+
+void Serving::leave(http::Server& server) {
+    if (--server.use->loops_left == 0) released_(&server);
+}
+
+} // namespace weft
