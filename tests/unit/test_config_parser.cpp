@@ -167,6 +167,13 @@ TEST_CASE("an empty configuration is the defaults, on 127.0.0.1:8080", "[config]
         (php.request_buffering && php.buffers == 64u << 10 && php.max_temp_file_size == 1u << 30));
 }
 
+TEST_CASE("chroot takes an absolute path", "[config]") {
+    CHECK(load("chroot = /srv/jail\n").chroot == "/srv/jail");
+    CHECK(load("").chroot.empty());
+    CHECK(failure("chroot = srv/jail\n").find("1:10: chroot takes an absolute path") !=
+          std::string::npos);
+}
+
 TEST_CASE("schema errors name file, line, column and what was expected", "[config]") {
     CHECK(failure("keepalive_timeout = 5s\n") ==
           "test.conf:1:1: unknown key 'keepalive_timeout' in the top level (did you mean "

@@ -1,7 +1,8 @@
 #pragma once
 // Serving as `user = NAME` (`group = NAME`, else the user's primary group):
 // started as root, weft opens its listeners and logs, then drops to that
-// user before any loop thread starts. No chroot (yet).
+// user before any loop thread starts. (`chroot = DIR` comes just before the
+// server is built: Service::start.)
 
 #include "config/config.hpp"
 

@@ -64,6 +64,26 @@ int Service::run() {
 int Service::start(std::string& error) {
     identity_ = resolve_identity(config_, error);
     if (!error.empty()) return -1;
+    if (::geteuid() == 0 && !identity_)
+        std::fprintf(stderr, "weft: running as root: set user = NAME to serve as another user\n");
+    if (loops_.open(error) != 0) return -1;
+    serving_ = std::make_unique<Serving>(loops_.size(), [this](http::Server* server) {
+        loops_.run_on_main([this, server] { release(server); });
+    });
+    handler_ = loops_.add_handler(serving_->handler());
+
+    // Socket activation: a listener systemd passed is used as it is; the
+    // others are opened here. Every passed socket must be named.
+    passed_ = systemd::take_passed_sockets();
+    if (!systemd::match_passed_sockets(config_.listeners, passed_, error)) return -1;
+    for (const Address& address : config_.listeners)
+        if (listen(address, error) != 0) return -1;
+    // Everything else is opened inside the chroot.
+    if (!config_.chroot.empty()) systemd::connect_notify_socket();
+    if (!config_.chroot.empty() && (::chroot(config_.chroot.c_str()) != 0 || ::chdir("/") != 0)) {
+        error = "chroot " + config_.chroot + ": " + std::strerror(errno);
+        return -1;
+    }
     std::unique_ptr<BuiltServer> built = build_server(config_, error, Build::serving, &pools_);
     if (!built || open_error_log(config_.error_log, error) != 0) return -1;
     if (::geteuid() == 0 && identity_) {
@@ -74,23 +94,9 @@ int Service::start(std::string& error) {
             (built->access_log && built->access_log->give_to(identity_->uid, identity_->gid) != 0))
             std::fprintf(stderr, "weft: cannot give the log files to user %s: %s\n",
                          identity_->user.c_str(), std::strerror(errno));
-    } else if (::geteuid() == 0) {
-        std::fprintf(stderr, "weft: running as root: set user = NAME to serve as another user\n");
     }
-    if (loops_.open(error) != 0) return -1;
-    serving_ = std::make_unique<Serving>(loops_.size(), [this](http::Server* server) {
-        loops_.run_on_main([this, server] { release(server); });
-    });
-    handler_ = loops_.add_handler(serving_->handler());
     serving_->start(built->server);
     built_.push_back(std::move(built));
-
-    // Socket activation: a listener systemd passed is used as it is; the
-    // others are opened here. Every passed socket must be named.
-    passed_ = systemd::take_passed_sockets();
-    if (!systemd::match_passed_sockets(config_.listeners, passed_, error)) return -1;
-    for (const Address& address : config_.listeners)
-        if (listen(address, error) != 0) return -1;
 
     loops_.on_reopen_logs([this] { reopen_logs(); });
     loops_.on_reload([this] { reload(); });
@@ -136,6 +142,7 @@ std::string Service::start_only_changes(const config::Config& next) const {
     note(next.user != config_.user, "user");
     note(next.group != config_.group, "group");
     note(next.io_backend != config_.io_backend, "io_backend");
+    note(next.chroot != config_.chroot, "chroot");
     return changed;
 }
 
@@ -152,6 +159,8 @@ void Service::reload() {
     config::ConfigError config_error;
     std::optional<config::Config> next =
         config::load_file(config_file_, config::process_environment(), config_error);
+    if (!next && !config_.chroot.empty())
+        return done(config_error.text() + " (read inside the chroot " + config_.chroot + ")");
     if (!next) return done(config_error.text());
     if (const std::string changed = start_only_changes(*next); !changed.empty())
         return done(changed + " change only at a restart");

@@ -159,6 +159,10 @@ struct Config {
     // open; group: the user's primary group when empty.
     std::string user;
     std::string group;
+    // After the listeners are open, the root directory becomes this one:
+    // every path opened later (roots, logs, FastCGI sockets, the file a
+    // reload re-reads) is resolved inside it. Needs root.
+    std::string chroot;
     std::vector<Address> listeners; // 127.0.0.1:8080 when none is given
     std::vector<Upstream> upstreams;
     std::vector<Site> sites;

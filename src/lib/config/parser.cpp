@@ -744,6 +744,13 @@ const Key<Config> kTopKeys[] = {
     {"error_log", field<Config, &Config::error_log, &Parser::text>},
     {"user", field<Config, &Config::user, &Parser::text>},
     {"group", field<Config, &Config::group, &Parser::text>},
+    {"chroot",
+     [](Parser& p, Config& c, const Located& at) {
+         if (!assignment<Config>(p, at)) return false;
+         if (at.s.value.empty() || at.s.value.front() != '/')
+             return p.fail_value(at, "chroot takes an absolute path");
+         return p.text(at, c.chroot);
+     }},
     {"io_backend",
      [](Parser& p, Config& c, const Located& at) {
          if (!assignment<Config>(p, at)) return false;

@@ -53,17 +53,56 @@ bool same_address(const Address& a, const Address& b) {
     return false;
 }
 
-int notify(std::string_view state) {
+namespace {
+
+// The manager's socket, connected once by connect_notify_socket() (then a
+// chroot does not hide its path), or -1.
+int notify_fd = -1;
+
+// $NOTIFY_SOCKET as an address; false when unset (`error` 0) or unusable.
+bool notify_address(sockaddr_un& address, socklen_t& address_length, int& error) {
+    error = 0;
     const char* target = std::getenv("NOTIFY_SOCKET");
-    if (!target || !*target) return 0;
+    if (!target || !*target) return false;
     const std::size_t length = std::strlen(target);
-    sockaddr_un address{};
+    address = {};
     address.sun_family = AF_UNIX;
-    if ((target[0] != '/' && target[0] != '@') || length >= sizeof address.sun_path) return -EINVAL;
+    if ((target[0] != '/' && target[0] != '@') || length >= sizeof address.sun_path) {
+        error = -EINVAL;
+        return false;
+    }
     std::memcpy(address.sun_path, target, length);
     if (target[0] == '@') address.sun_path[0] = '\0'; // abstract: no terminating NUL counts
-    const auto address_length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + length +
-                                                       (target[0] == '@' ? 0 : 1));
+    address_length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + length +
+                                            (target[0] == '@' ? 0 : 1));
+    return true;
+}
+
+} // namespace
+
+void connect_notify_socket() {
+    sockaddr_un address{};
+    socklen_t address_length = 0;
+    int error = 0;
+    if (notify_fd >= 0 || !notify_address(address, address_length, error)) return;
+    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return;
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), address_length) != 0) {
+        ::close(fd);
+        return;
+    }
+    notify_fd = fd;
+}
+
+int notify(std::string_view state) {
+    if (notify_fd >= 0) {
+        const ssize_t sent = ::send(notify_fd, state.data(), state.size(), MSG_NOSIGNAL);
+        return sent < 0 ? -errno : 0;
+    }
+    sockaddr_un address{};
+    socklen_t address_length = 0;
+    int error = 0;
+    if (!notify_address(address, address_length, error)) return error;
     const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -errno;
     const ssize_t sent = ::sendto(fd, state.data(), state.size(), MSG_NOSIGNAL,

@@ -20,6 +20,10 @@ namespace weft::systemd {
 // Sends `state` ("READY=1\nSTATUS=...") to the service manager. 0 when sent
 // or when there is no manager to tell; -errno otherwise.
 int notify(std::string_view state);
+// Connects to $NOTIFY_SOCKET once, for every later notify(): before a
+// chroot, which would hide its path. Nothing when it is unset or unusable
+// (notify() then tries the path each time).
+void connect_notify_socket();
 
 // "RELOADING=1\nMONOTONIC_USEC=<now>": what a reload sends before it starts,
 // READY=1 following when it is done (systemd.service(5), Type=notify-reload).
