@@ -26,11 +26,18 @@ void Serving::prepare(http::Server& server) {
 std::int64_t Serving::serve(int fd) {
     const std::size_t loop = Loop::current()->index();
     http::Server& server = *current_[loop].server;
-    http::ServerUse::OnLoop& here = server.use->on_loop[loop];
-    ++here.connections;
-    const std::int64_t op = http::serve_connection(fd, server);
-    if (--here.connections == 0 && here.replaced) leave(server);
-    return op;
+    // Counted off when the coroutine ends, and when a stop destroys it
+    // suspended (its stack unwinds through this).
+    struct Counted {
+        Serving& serving;
+        http::Server& server;
+        http::ServerUse::OnLoop& here;
+        ~Counted() {
+            if (--here.connections == 0 && here.replaced) serving.leave(server);
+        }
+    } counted{*this, server, server.use->on_loop[loop]};
+    ++counted.here.connections;
+    return http::serve_connection(fd, server);
 }
 
 void Serving::replace(Loop& loop, http::Server& server) {
