@@ -20,7 +20,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import WEFT, ServerTestCase, curl, read, wait_for  # noqa: E402
+from http_support import WEFT, ServerTestCase, Weft, curl, read, wait_for  # noqa: E402
 
 CONF = """\
 threads = 2
@@ -122,21 +122,12 @@ class StartUp(unittest.TestCase):
                 self.assertIn(says, r.stderr, (conf, args))
 
     def test_root_without_user_warns_once(self):
-        # The warning is printed before listening: a port in use stops weft
-        # right after it, with nothing left running.
         with tempfile.TemporaryDirectory() as d:
             os.makedirs(os.path.join(d, "www"))
-            conf = os.path.join(d, "weft.conf")
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                s.listen()
-                port = s.getsockname()[1]
-                with open(conf, "w") as f:
-                    f.write(f"listener 127.0.0.1:{port}\nsite {{\n root = {d}/www\n"
-                            "files / {\n}\n}\n")
-                r = subprocess.run([WEFT, "-c", conf], capture_output=True, text=True,
-                                   timeout=10)
-        self.assertEqual(r.stderr.count("running as root"), 1, r.stderr)
+            weft = Weft(d, "listener 127.0.0.1:{port}\nsite {\n root = {dir}/www\n"
+                           "files / {\n}\n}\n")
+            self.assertEqual(weft.stop(), 0, weft.stderr())
+            self.assertEqual(weft.stderr().count("running as root"), 1, weft.stderr())
 
 
 if __name__ == "__main__":

@@ -63,10 +63,7 @@ int Service::run() {
 
 int Service::start(std::string& error) {
     identity_ = resolve_identity(config_, error);
-    if (!error.empty()) return -1;
-    if (::geteuid() == 0 && !identity_)
-        std::fprintf(stderr, "weft: running as root: set user = NAME to serve as another user\n");
-    if (loops_.open(error) != 0) return -1;
+    if (!error.empty() || loops_.open(error) != 0) return -1;
     serving_ = std::make_unique<Serving>(loops_.size(), [this](http::Server* server) {
         loops_.run_on_main([this, server] { release(server); });
     });
@@ -94,6 +91,8 @@ int Service::start(std::string& error) {
             (built->access_log && built->access_log->give_to(identity_->uid, identity_->gid) != 0))
             std::fprintf(stderr, "weft: cannot give the log files to user %s: %s\n",
                          identity_->user.c_str(), std::strerror(errno));
+    } else if (::geteuid() == 0) {
+        std::fprintf(stderr, "weft: running as root: set user = NAME to serve as another user\n");
     }
     serving_->start(built->server);
     built_.push_back(std::move(built));
