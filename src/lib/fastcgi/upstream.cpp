@@ -484,11 +484,17 @@ void Upstream::retune(const UpstreamOptions& options) {
     queue_timeout_ms_ = options.queue_timeout_ms;
     keeps_connections_ = options.keepalive > 0;
     Backend* surplus = nullptr;
+    std::vector<Ref<TriggerEvent>> admitted; // waiters a raised max_conns lets in
     {
         std::lock_guard lock(mutex_);
         options_.keepalive = options.keepalive;
         options_.max_conns = options.max_conns;
         options_.keepalive_timeout_ms = options.keepalive_timeout_ms;
+        Waiter* w = nullptr;
+        while (open_ < options_.max_conns && hand_over(nullptr, w)) {
+            ++open_;
+            admitted.push_back(w->wake);
+        }
         // Idle connections above the new keepalive are closed now; busy ones
         // above the new max_conns close as they come back (release()).
         while (idle_count_ > options_.keepalive) {
@@ -500,6 +506,7 @@ void Upstream::retune(const UpstreamOptions& options) {
         }
     }
     close_each(surplus);
+    for (const Ref<TriggerEvent>& wake : admitted) wake_up(wake);
 }
 
 Backend* Upstream::reconnect(Backend* backend, AcquireError& error) {
