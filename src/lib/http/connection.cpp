@@ -102,8 +102,11 @@ Connection::Connection(int fd, const Server& server)
     // registered with epoll (the loop registers a connection only once it
     // waits or parks; a fresh one starts with a zeroed entry), and may have
     // left a head begun.
+    static constexpr bool kNever = false;
+    replaced_ = &kNever;
     Loop* loop = Loop::current();
     if (!loop) return;
+    if (server.use) replaced_ = &server.use->on_loop[loop->index()].replaced;
     idle_ = loop->table()[fd].registered ? Idle::parked : Idle::fresh;
     if (ParkedState* parked = loop->take_parked(fd)) resume_head(parked);
 }
@@ -208,7 +211,7 @@ std::int64_t Connection::run() {
             if (n <= 0) return kClose;
             in_.end = static_cast<std::size_t>(n);
         }
-        if (server_.replaced_here()) return move_to_new_server();
+        if (*replaced_) return move_to_new_server();
         parser_.reset();
         ParseStatus status;
         bool idle = false;

@@ -84,6 +84,8 @@ private:
 
     const Server& server_;
     const ServerOptions& options_;
+    // Set when a reload replaced server_ on this connection's loop.
+    const bool* replaced_;
     ClientSocket socket_;
     BodyReader body_;
     RequestParser parser_;

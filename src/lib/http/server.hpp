@@ -5,7 +5,6 @@
 #include "http/access_log.hpp"
 #include "http/parser.hpp"
 #include "http/router.hpp"
-#include "loop/loop.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -41,15 +40,9 @@ struct Server {
     Router router;
     ServerOptions options;
     AccessLog* access_log = nullptr; // none: off
-    std::unique_ptr<ServerUse> use;  // none: never replaced
-
-    // A newer server replaced this one on the running loop: a connection
-    // with a next request gives it to the new one.
-    bool replaced_here() const {
-        if (!use) return false;
-        const Loop* loop = Loop::current();
-        return loop && use->on_loop[loop->index()].replaced;
-    }
+    // None: never replaced. A connection with a next request whose loop
+    // says `replaced` gives it to the new server.
+    std::unique_ptr<ServerUse> use;
 };
 
 } // namespace weft::http

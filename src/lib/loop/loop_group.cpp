@@ -201,7 +201,8 @@ void LoopGroup::after_round(Hook each, std::function<void()> then) {
         Hook each;
         std::function<void()> then;
     };
-    auto round = std::make_shared<Round>(loops_.size(), std::move(each), std::move(then));
+    auto round =
+        std::shared_ptr<Round>(new Round{{loops_.size()}, std::move(each), std::move(then)});
     for (auto& loop : loops_) {
         Loop* l = loop.get();
         l->post([this, l, round] {
