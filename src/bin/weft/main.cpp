@@ -90,6 +90,8 @@ int serve(const config::Config& config) {
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     ::signal(SIGPIPE, SIG_IGN);
 
+    // Before any file is opened: fds 3.. are still only what was passed.
+    const std::vector<systemd::PassedSocket> passed = systemd::take_passed_sockets();
     std::string error;
     const std::optional<Identity> identity = resolve_identity(config, error);
     std::unique_ptr<BuiltServer> built = error.empty() ? build_server(config, error) : nullptr;
@@ -118,10 +120,10 @@ int serve(const config::Config& config) {
     }
     // Socket activation: a listener systemd passed is used as it is; the
     // others are opened here.
-    const std::vector<systemd::PassedSocket> passed = systemd::take_passed_sockets();
     const auto served_by = systemd::match_passed_sockets(config.listeners, passed, error);
     if (!served_by) {
-        for (const systemd::PassedSocket& socket : passed) ::close(socket.fd);
+        for (const systemd::PassedSocket& socket : passed)
+            if (socket.open) ::close(socket.fd);
         std::fprintf(stderr, "weft: %s\n", error.c_str());
         return 1;
     }

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Issue 16's production pieces, as a hostile review attacked them: a service
+manager that stops reading NOTIFY_SOCKET, systemd's "infinity" as
+WATCHDOG_USEC, and a LISTEN_FDS larger than what was passed.
+
+    test_review_production.py WEFT_BINARY
+"""
+import os
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from http_support import WEFT, answers, free_port  # noqa: E402
+
+
+def config(directory, port):
+    root = os.path.join(directory, "www")
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, "index.html"), "w") as f:
+        f.write("hello from weft\n")
+    path = os.path.join(directory, "weft.conf")
+    with open(path, "w") as f:
+        f.write(f"threads = 2\nlistener 127.0.0.1:{port}\n"
+                "site {\n    root = %s\n    files / {\n        index = index.html\n    }\n}\n"
+                % root)
+    return path
+
+
+def stop(process):
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
+class Notify(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="weft-review16-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.addCleanup(self.notify.close)
+        self.notify_path = os.path.join(self.dir, "notify")
+        self.notify.bind(self.notify_path)
+
+    def start(self, port, **extra):
+        env = dict(os.environ, NOTIFY_SOCKET=self.notify_path, **extra)
+        process = subprocess.Popen([WEFT, "-c", config(self.dir, port)], env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(stop, process)
+        deadline = time.monotonic() + 10
+        while not answers(port) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return process
+
+    def test_a_manager_that_stops_reading_does_not_stop_sigterm(self):
+        # WATCHDOG=1 every 10 ms to a socket nobody reads: its queue (10
+        # datagrams here) fills in 0.1 s. The beat is sent on the thread that
+        # takes SIGTERM: a send that waited for room never returned, and weft
+        # never stopped.
+        port = free_port()
+        process = self.start(port, WATCHDOG_USEC="20000")
+        time.sleep(1)
+        self.assertTrue(answers(port))
+        process.send_signal(signal.SIGTERM)
+        self.assertEqual(process.wait(timeout=10), 0)
+
+    def test_systemds_infinity_as_watchdog_usec_is_not_a_beat_storm(self):
+        # UINT64_MAX / 2 us overflowed the heartbeat's clock: a beat every
+        # turn of the signal thread, 34,000 datagrams a second at 84% CPU.
+        port = free_port()
+        self.start(port, WATCHDOG_USEC="18446744073709551615")
+        self.notify.settimeout(1)
+        received = []
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            try:
+                received.append(self.notify.recv(4096))
+            except socket.timeout:
+                break
+            if len(received) > 100:
+                break
+        self.assertLessEqual(len(received), 2, received[:3])  # READY=1, maybe one beat
+        self.assertTrue(received and received[0].startswith(b"READY=1"), received[:3])
+
+
+class PassedSockets(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="weft-review16-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def activate(self, listener, count):
+        """weft with `listener` as fd 3 and LISTEN_FDS=`count` (LISTEN_PID is
+        weft's own: the shell execs it)."""
+        port = listener.getsockname()[1]
+        # A weft that walks a count of billions makes a vector of billions:
+        # bounded here so that a regression aborts instead of eating the
+        # machine (not under ASan, which reserves terabytes up front).
+        with open(WEFT, "rb") as f:
+            asan = b"__asan_init" in f.read()
+
+        def limit():
+            os.dup2(listener.fileno(), 3)
+            os.set_inheritable(3, True)  # dup2 onto itself keeps CLOEXEC
+            os.closerange(4, 65536)  # fds 3.. are only what was passed
+            if not asan:
+                resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+        return subprocess.run(
+            ["/bin/sh", "-c", f'LISTEN_PID=$$ LISTEN_FDS={count} exec "$0" -c "$1"', WEFT,
+             config(self.dir, port)],
+            preexec_fn=limit, close_fds=False, capture_output=True, text=True, timeout=20)
+
+    def listener(self):
+        s = socket.socket()
+        self.addCleanup(s.close)
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        return s
+
+    def test_listen_fds_counting_more_than_was_passed_is_an_error_naming_the_fd(self):
+        # fd 4 was not passed: weft's own files took it, and it was judged
+        # as a socket systemd passed (made non-blocking, "not a listening
+        # stream socket"), or, for a count of billions, bad_alloc.
+        for count in ("2", "1000", "3000000000"):
+            r = self.activate(self.listener(), count)
+            self.assertEqual(r.returncode, 1, (count, r.stderr))
+            self.assertIn("the socket passed by systemd as fd 4 is not open: LISTEN_FDS counts "
+                          "more sockets than were passed", r.stderr, count)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1])
