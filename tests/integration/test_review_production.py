@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Issue 16's production pieces, as a hostile review attacked them: a service
 manager that stops reading NOTIFY_SOCKET, systemd's "infinity" as
-WATCHDOG_USEC, and a LISTEN_FDS larger than what was passed.
+WATCHDOG_USEC, a LISTEN_FDS larger than what was passed, and log files that
+are not what their path names.
 
     test_review_production.py WEFT_BINARY
 """
@@ -132,6 +133,68 @@ class PassedSockets(unittest.TestCase):
             self.assertEqual(r.returncode, 1, (count, r.stderr))
             self.assertIn("the socket passed by systemd as fd 4 is not open: LISTEN_FDS counts "
                           "more sockets than were passed", r.stderr, count)
+
+
+
+@unittest.skipUnless(os.geteuid() == 0, "needs root: dropping to another user (CI runs as root)")
+class LogOwners(unittest.TestCase):
+    """Started as root with `user = nobody`, weft gives its log files to
+    nobody: only files the path names itself."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="weft-review16-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        os.chmod(self.dir, 0o755)
+        os.makedirs(os.path.join(self.dir, "www"))
+        self.logs = os.path.join(self.dir, "logs")
+        os.makedirs(self.logs)
+
+    def run_weft(self, access_log, error_log, stdout, stderr):
+        port = free_port()
+        conf = os.path.join(self.dir, "weft.conf")
+        with open(conf, "w") as f:
+            f.write(f"threads = 1\nuser = nobody\naccess_log = {access_log}\n"
+                    f"error_log = {error_log}\nlistener 127.0.0.1:{port}\n"
+                    f"site {{\n    root = {self.dir}/www\n    files / {{\n    }}\n}}\n")
+        process = subprocess.Popen([WEFT, "-c", conf], stdout=stdout, stderr=stderr)
+        self.addCleanup(stop, process)
+        deadline = time.monotonic() + 10
+        while not answers(port) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(answers(port))
+        return process
+
+    def test_a_symlink_planted_in_a_log_directory_does_not_hand_over_its_target(self):
+        # nobody may write the log directory and links access.log to a file
+        # only root may read: weft fchown'ed the file it opened, the target.
+        os.chown(self.logs, 65534, 65534)
+        secret = os.path.join(self.dir, "secret")
+        with open(secret, "w") as f:
+            f.write("root only\n")
+        os.chmod(secret, 0o600)
+        os.symlink(secret, os.path.join(self.logs, "access.log"))
+        self.run_weft(os.path.join(self.logs, "access.log"), os.path.join(self.logs, "error.log"),
+                      subprocess.DEVNULL, subprocess.DEVNULL)
+        st = os.stat(secret)
+        self.assertEqual((st.st_uid, st.st_gid, st.st_mode & 0o777), (0, 0, 0o600))
+        # The error log, a file of its own, is nobody's as before.
+        self.assertEqual(os.stat(os.path.join(self.logs, "error.log")).st_uid, 65534)
+
+    def test_dev_stdout_and_dev_stderr_stay_the_callers(self):
+        # The logs as /dev/stdout and /dev/stderr (containers): the files
+        # opened are the caller's pipe (or terminal), given to nobody before.
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        for fd in (out_r, err_r):
+            self.addCleanup(os.close, fd)
+            os.set_blocking(fd, False)
+        try:
+            self.run_weft("/dev/stdout", "/dev/stderr", out_w, err_w)
+        finally:
+            os.close(out_w)
+            os.close(err_w)
+        self.assertEqual(os.fstat(out_r).st_uid, 0)
+        self.assertEqual(os.fstat(err_r).st_uid, 0)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 #include "build_server.hpp"
 #include "command_line.hpp"
 #include "config/parser.hpp"
+#include "http/access_log.hpp"
 #include "http/connection.hpp"
 #include "loop/loop_group.hpp"
 #include "privilege.hpp"
@@ -103,7 +104,8 @@ int serve(const config::Config& config) {
         // Log files opened as root belong to the user, as nginx does: after a
         // rotation the user can reopen what it writes to.
         const bool error_file = config.error_log != "stderr";
-        if ((error_file && ::fchown(2, identity->uid, identity->gid) != 0) ||
+        if ((error_file &&
+             http::give_log_file(2, config.error_log, identity->uid, identity->gid) != 0) ||
             (built->access_log && built->access_log->give_to(identity->uid, identity->gid) != 0))
             std::fprintf(stderr, "weft: cannot give the log files to user %s: %s\n",
                          identity->user.c_str(), std::strerror(errno));
