@@ -1,6 +1,7 @@
 #include "service.hpp"
 
 #include "config/parser.hpp"
+#include "http/access_log.hpp"
 #include "http/connection.hpp"
 
 #include <fcntl.h>
@@ -48,7 +49,8 @@ Service::Service(config::Config config, std::string config_file)
       loops_(loop_options(config_)) {}
 
 Service::~Service() {
-    for (const systemd::PassedSocket& socket : passed_) ::close(socket.fd);
+    for (const systemd::PassedSocket& socket : passed_)
+        if (socket.open) ::close(socket.fd);
 }
 
 int Service::run() {
@@ -62,6 +64,8 @@ int Service::run() {
 }
 
 int Service::start(std::string& error) {
+    // Before any file is opened: fds 3.. are still only what was passed.
+    passed_ = systemd::take_passed_sockets();
     identity_ = resolve_identity(config_, error);
     if (!error.empty() || loops_.open(error) != 0) return -1;
     serving_ = std::make_unique<Serving>(loops_.size(), [this](http::Server* server) {
@@ -71,7 +75,6 @@ int Service::start(std::string& error) {
 
     // Socket activation: a listener systemd passed is used as it is; the
     // others are opened here. Every passed socket must be named.
-    passed_ = systemd::take_passed_sockets();
     if (!systemd::match_passed_sockets(config_.listeners, passed_, error)) return -1;
     for (const Address& address : config_.listeners)
         if (listen(address, error) != 0) return -1;
@@ -87,7 +90,8 @@ int Service::start(std::string& error) {
         // Log files opened as root belong to the user, as nginx does: after a
         // rotation the user can reopen what it writes to.
         const bool error_file = config_.error_log != "stderr";
-        if ((error_file && ::fchown(2, identity_->uid, identity_->gid) != 0) ||
+        if ((error_file &&
+             http::give_log_file(2, config_.error_log, identity_->uid, identity_->gid) != 0) ||
             (built->access_log && built->access_log->give_to(identity_->uid, identity_->gid) != 0))
             std::fprintf(stderr, "weft: cannot give the log files to user %s: %s\n",
                          identity_->user.c_str(), std::strerror(errno));

@@ -3,6 +3,7 @@
 #include "loop/loop.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -132,7 +133,16 @@ void AccessLog::flush_this_thread() {
 }
 
 int AccessLog::give_to(unsigned uid, unsigned gid) {
-    return target_ == "stderr" ? 0 : ::fchown(fd_, uid, gid);
+    return target_ == "stderr" ? 0 : give_log_file(fd_, target_, uid, gid);
+}
+
+int give_log_file(int fd, const std::string& path, unsigned uid, unsigned gid) {
+    struct stat opened {};
+    struct stat named {};
+    if (::fstat(fd, &opened) != 0 || ::lstat(path.c_str(), &named) != 0) return -1;
+    const bool itself = S_ISREG(named.st_mode) && named.st_nlink == 1 &&
+                        named.st_dev == opened.st_dev && named.st_ino == opened.st_ino;
+    return itself ? ::fchown(fd, uid, gid) : 0;
 }
 
 int AccessLog::reopen() {

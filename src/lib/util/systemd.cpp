@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -96,7 +97,8 @@ void connect_notify_socket() {
 
 int notify(std::string_view state) {
     if (notify_fd >= 0) {
-        const ssize_t sent = ::send(notify_fd, state.data(), state.size(), MSG_NOSIGNAL);
+        const ssize_t sent =
+            ::send(notify_fd, state.data(), state.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
         return sent < 0 ? -errno : 0;
     }
     sockaddr_un address{};
@@ -105,7 +107,10 @@ int notify(std::string_view state) {
     if (!notify_address(address, address_length, error)) return error;
     const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -errno;
-    const ssize_t sent = ::sendto(fd, state.data(), state.size(), MSG_NOSIGNAL,
+    // Never waits: a receiver whose queue is full (a stuck manager, at most
+    // net.unix.max_dgram_qlen datagrams) loses this one, -EAGAIN, rather than
+    // stopping the thread that handles SIGTERM (it sends the heartbeat).
+    const ssize_t sent = ::sendto(fd, state.data(), state.size(), MSG_NOSIGNAL | MSG_DONTWAIT,
                                   reinterpret_cast<const sockaddr*>(&address), address_length);
     const int rc = sent < 0 ? -errno : 0;
     ::close(fd);
@@ -125,8 +130,11 @@ std::optional<std::chrono::milliseconds> watchdog_interval() {
     if (!usec || *usec == 0) return std::nullopt;
     const char* pid = std::getenv("WATCHDOG_PID");
     if (pid && *pid && !names_this_process(pid)) return std::nullopt;
-    const auto half = static_cast<long long>(*usec / 2'000);
-    return std::chrono::milliseconds(half > 0 ? half : 1);
+    // At least daily: a longer interval overflows the heartbeat's clock
+    // arithmetic (UINT64_MAX, systemd's infinity, sent 34,000 beats a second)
+    // and poll's int timeout (past 24 days), and beating early costs nothing.
+    constexpr unsigned long long kLongest = 24ULL * 3'600'000;
+    return std::chrono::milliseconds(std::clamp(*usec / 2'000, 1ULL, kLongest));
 }
 
 std::vector<PassedSocket> take_passed_sockets() {
@@ -139,6 +147,15 @@ std::vector<PassedSocket> take_passed_sockets() {
         for (unsigned long long i = 0; i < *count; ++i) {
             PassedSocket socket;
             socket.fd = first + static_cast<int>(i);
+            if (::fcntl(socket.fd, F_GETFD) < 0) {
+                // Not open: LISTEN_FDS counts more than were passed (a
+                // garbage count made a vector of billions: bad_alloc). One
+                // entry tells match_passed_sockets to refuse it.
+                socket.listening = false;
+                socket.open = false;
+                passed.push_back(std::move(socket));
+                break;
+            }
             if (name_at <= names.size() && !names.empty()) {
                 const std::size_t colon = std::min(names.find(':', name_at), names.size());
                 socket.name = names.substr(name_at, colon - name_at);
@@ -171,6 +188,10 @@ std::optional<std::vector<int>> match_passed_sockets(const std::vector<Address>&
         const std::string which = "the socket passed by systemd as fd " +
                                   std::to_string(passed[p].fd) +
                                   (passed[p].name.empty() ? "" : " (" + passed[p].name + ")");
+        if (!passed[p].open) {
+            error = which + " is not open: LISTEN_FDS counts more sockets than were passed";
+            return std::nullopt;
+        }
         if (!passed[p].listening) {
             error = which + (at ? " on " + at->to_string() : std::string()) +
                     " is not a listening stream socket";

@@ -18,7 +18,8 @@
 namespace weft::systemd {
 
 // Sends `state` ("READY=1\nSTATUS=...") to the service manager. 0 when sent
-// or when there is no manager to tell; -errno otherwise.
+// or when there is no manager to tell; -errno otherwise (-EAGAIN: its queue
+// is full; notify never blocks).
 int notify(std::string_view state);
 // Connects to $NOTIFY_SOCKET once, for every later notify(): before a
 // chroot, which would hide its path. Nothing when it is unset or unusable
@@ -29,8 +30,8 @@ void connect_notify_socket();
 // READY=1 following when it is done (systemd.service(5), Type=notify-reload).
 std::string reloading_state();
 
-// How often to send WATCHDOG=1: half of WATCHDOG_USEC, when it is set and
-// WATCHDOG_PID is unset or this process.
+// How often to send WATCHDOG=1: half of WATCHDOG_USEC (at most a day), when
+// it is set and WATCHDOG_PID is unset or this process.
 std::optional<std::chrono::milliseconds> watchdog_interval();
 
 // Whether two addresses name one socket: family, IP and port, or unix path.
@@ -42,10 +43,13 @@ struct PassedSocket {
     std::string name; // from LISTEN_FDNAMES, "" when not given
     std::optional<Address> address;
     bool listening = true; // a stream socket in listen(): SO_ACCEPTCONN
+    bool open = true;      // false: LISTEN_FDS named more fds than are open
 };
 
 // The sockets passed to this process (none when LISTEN_PID is not ours),
-// made non-blocking and close-on-exec. LISTEN_PID, LISTEN_FDS and
+// made non-blocking and close-on-exec; the first fd that is not open ends
+// the list (open false). Call it before opening any file: an fd of weft's own
+// would pass for one systemd passed. LISTEN_PID, LISTEN_FDS and
 // LISTEN_FDNAMES are removed from the environment either way, so children
 // do not take them for their own.
 std::vector<PassedSocket> take_passed_sockets();
