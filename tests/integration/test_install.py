@@ -188,6 +188,8 @@ class Install(unittest.TestCase):
         self.assertTrue(os.access(os.path.join(local, "sbin/weft"), os.X_OK))
         config = directives(os.path.join(local, "etc/weft/weft.conf"))
         self.assertEqual(config["error_log"], ["/usr/local/var/log/weft/error.log"])
+        with open(os.path.join(local, "etc/weft/weft.conf")) as f:
+            self.assertIn("/usr/local/share/doc/weft/examples/", f.read())
         with open(os.path.join(local, "etc/logrotate.d/weft")) as f:
             self.assertIn("/usr/local/var/log/weft/*.log {", f.read())
         self.assertTrue(os.path.isdir(os.path.join(local, "var/log/weft")))
