@@ -5,8 +5,10 @@ makes from it, read with dpkg-deb (contents, control fields, conffiles,
 maintainer scripts) and extracted, never installed on this machine. The
 installed binary runs, the packaged configuration checks clean, the units
 run the installed binary with that configuration (systemd-analyze verify),
-the logs it names are those logrotate rotates, and the man pages render
-without a warning and document every option and every configuration key.
+the logs it names are those logrotate rotates, the man pages render
+without a warning and document every option and every configuration key,
+and the maintainer scripts, run with every command they call stubbed,
+call what Debian's packages call, the same on a second run.
 
     test_install.py WEFT_BINARY BUILD_DIR SOURCE_DIR VERSION CMAKE CPACK
 """
@@ -333,23 +335,58 @@ class Package(unittest.TestCase):
                 self.assertEqual(r.returncode, 1)
                 self.assertIn("unknown action 'no-such-action'", r.stderr)
 
-    def test_what_the_scripts_do(self):
-        def text(name):
-            with open(os.path.join(self.control, name)) as f:
-                return f.read()
-        postinst, prerm, postrm = text("postinst"), text("prerm"), text("postrm")
-        # The log directory as Debian's nginx keeps its own: root:adm 0755.
-        self.assertIn("chown root:adm \"$logdir\"", postinst)
-        self.assertIn("chmod 0755 \"$logdir\"", postinst)
-        self.assertIn("deb-systemd-helper enable weft.service", postinst)
-        self.assertIn("[ -d /run/systemd/system ]", postinst)
-        self.assertIn("deb-systemd-invoke stop weft.service", prerm)
-        self.assertIn("rm -rf /var/log/weft", postrm)
-        # Actions that have nothing to do exit 0 without touching anything.
-        for name, action in [("prerm", "upgrade"), ("postrm", "upgrade"),
-                             ("postrm", "abort-install")]:
-            r = run("sh", os.path.join(self.control, name), action)
-            self.assertEqual((r.returncode, r.stderr), (0, ""), (name, action))
+    def run_script(self, name, *args, statoverride=False, was_enabled=True):
+        """The script as dpkg runs it, with every command it calls a stub
+        that logs its arguments: PATH holds the stubs alone, so a command
+        without one fails the script instead of touching this machine."""
+        stubs = os.path.join(self.tmp, "stubs")
+        log = os.path.join(self.tmp, "calls.log")
+        os.makedirs(stubs, exist_ok=True)
+        status = {"dpkg-statoverride": 0 if statoverride else 1,
+                  "deb-systemd-helper": 0 if was_enabled else 1}
+        for command in ["mkdir", "chown", "chmod", "rm", "getent", "systemctl",
+                        "deb-systemd-invoke", "dpkg-statoverride", "deb-systemd-helper"]:
+            path = os.path.join(stubs, command)
+            with open(path, "w") as f:
+                f.write('#!/bin/sh\nprintf \'%s %s\\n\' "${0##*/}" "$*" >> "$STUB_LOG"\n'
+                        f"exit {status.get(command, 0)}\n")
+            os.chmod(path, 0o755)
+        if os.path.exists(log):
+            os.remove(log)
+        r = run("/bin/sh", os.path.join(self.control, name), *args,
+                env={"PATH": stubs, "STUB_LOG": log})
+        self.assertEqual((r.returncode, r.stderr), (0, ""), (name, args))
+        with open(log) if os.path.exists(log) else open(os.devnull) as f:
+            return f.read().splitlines()
+
+    def test_the_scripts_call_what_debian_calls_and_again_alike(self):
+        systemd_runs = os.path.isdir("/run/systemd/system")
+        started = ["systemctl --system daemon-reload",
+                   "deb-systemd-invoke start weft.service"] if systemd_runs else []
+        log_directory = ["mkdir -p /var/log/weft", "dpkg-statoverride --list /var/log/weft",
+                         "getent group adm", "chown root:adm /var/log/weft",
+                         "chmod 0755 /var/log/weft"]
+        enabled = ["deb-systemd-helper unmask weft.service",
+                   "deb-systemd-helper --quiet was-enabled weft.service",
+                   "deb-systemd-helper enable weft.service"]
+        first = self.run_script("postinst", "configure", "")
+        self.assertEqual(first, log_directory + enabled + started)
+        self.assertEqual(self.run_script("postinst", "configure", ""), first)
+        # An administrator's statoverride and `systemctl disable` stand.
+        upgrade = self.run_script("postinst", "configure", "0.0.9-1", statoverride=True,
+                                  was_enabled=False)
+        self.assertEqual(upgrade[:2], log_directory[:2])
+        self.assertEqual(upgrade[2:4], enabled[:2])
+        self.assertEqual(upgrade[4], "deb-systemd-helper update-state weft.service")
+        self.assertNotIn("chown", " ".join(upgrade))
+        self.assertEqual(upgrade[5:], [c.replace("start", "restart") for c in started])
+        stopped = ["deb-systemd-invoke stop weft.socket",
+                   "deb-systemd-invoke stop weft.service"] if systemd_runs else []
+        self.assertEqual(self.run_script("prerm", "remove"), stopped)
+        self.assertEqual(self.run_script("prerm", "upgrade", "0.1.1-1"), [])
+        self.assertEqual(self.run_script("postrm", "purge"),
+                         ["rm -rf /var/log/weft",
+                          "deb-systemd-helper purge weft.service weft.socket"])
 
     def test_the_packaged_binary_runs(self):
         r = run(os.path.join(self.files, "usr/sbin/weft"), "--version")
