@@ -10,8 +10,8 @@ namespace weft {
 Serving::Serving(std::size_t loops, Released released)
     : current_(loops), released_(std::move(released)) {}
 
-Loop::Handler Serving::handler() {
-    return [this](int fd) { return serve(fd); };
+Loop::Handler Serving::handler(std::size_t index) {
+    return [this, &current = current_[index], index](int fd) { return serve(fd, current, index); };
 }
 
 void Serving::start(http::Server& server) {
@@ -23,9 +23,8 @@ void Serving::prepare(http::Server& server) {
     server.use = std::make_unique<http::ServerUse>(current_.size());
 }
 
-std::int64_t Serving::serve(int fd) {
-    const std::size_t loop = Loop::current()->index();
-    http::Server& server = *current_[loop].server;
+std::int64_t Serving::serve(int fd, Current& current, std::size_t index) {
+    http::Server& server = *current.server;
     // Counted off when the coroutine ends, and when a stop destroys it
     // suspended (its stack unwinds through this).
     struct Counted {
@@ -35,9 +34,9 @@ std::int64_t Serving::serve(int fd) {
         ~Counted() {
             if (--here.connections == 0 && here.replaced) serving.leave(server);
         }
-    } counted{*this, server, server.use->on_loop[loop]};
+    } counted{*this, server, server.use->on_loop[index]};
     ++counted.here.connections;
-    return http::serve_connection(fd, server);
+    return http::serve_connection(fd, server, &counted.here.replaced);
 }
 
 void Serving::replace(Loop& loop, http::Server& server) {

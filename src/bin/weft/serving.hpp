@@ -27,8 +27,8 @@ public:
 
     Serving(std::size_t loops, Released released);
 
-    // The loops' connection handler.
-    Loop::Handler handler();
+    // Loop `index`'s connection handler.
+    Loop::Handler handler(std::size_t index);
     // Before run(): every loop serves `server`.
     void start(http::Server& server);
     // Readies `server` to replace the running one, before any loop sees it.
@@ -42,7 +42,7 @@ private:
     struct alignas(64) Current {
         http::Server* server = nullptr;
     };
-    std::int64_t serve(int fd);
+    std::int64_t serve(int fd, Current& current, std::size_t index);
     // `server` was replaced on `loop` and runs no connection there.
     void leave(http::Server& server);
 

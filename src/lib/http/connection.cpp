@@ -89,24 +89,23 @@ Admission admit(const Request& request, const ServerOptions& options, const Rout
 
 } // namespace
 
-std::int64_t serve_connection(int fd, const Server& server) {
-    Connection connection(fd, server);
+std::int64_t serve_connection(int fd, const Server& server, const bool* replaced) {
+    static constexpr bool kNever = false;
+    Connection connection(fd, server, replaced ? replaced : &kNever);
     return connection.run();
 }
 
-Connection::Connection(int fd, const Server& server)
-    : server_(server), options_(server.options), socket_(fd, server.options.send_timeout_ms),
-      body_(socket_, in_, server.options), parser_(server.options.parser) {
+Connection::Connection(int fd, const Server& server, const bool* replaced)
+    : server_(server), options_(server.options), replaced_(replaced),
+      socket_(fd, server.options.send_timeout_ms), body_(socket_, in_, server.options),
+      parser_(server.options.parser) {
     // No syscall: the loop has just looked at the fd's entry to start this
     // coroutine. An earlier coroutine of this connection parked it if it is
     // registered with epoll (the loop registers a connection only once it
     // waits or parks; a fresh one starts with a zeroed entry), and may have
     // left a head begun.
-    static constexpr bool kNever = false;
-    replaced_ = &kNever;
     Loop* loop = Loop::current();
     if (!loop) return;
-    if (server.use) replaced_ = &server.use->on_loop[loop->index()].replaced;
     idle_ = loop->table()[fd].registered ? Idle::parked : Idle::fresh;
     if (ParkedState* parked = loop->take_parked(fd)) resume_head(parked);
 }

@@ -34,13 +34,15 @@ namespace weft::http {
 class Exchange;
 
 // The loop's handler for a server's connections: the final Op for the loop.
-std::int64_t serve_connection(int fd, const Server& server);
+// `replaced`, when given, is the flag a reload sets when `server` is
+// replaced on this loop (ServerUse::OnLoop::replaced).
+std::int64_t serve_connection(int fd, const Server& server, const bool* replaced = nullptr);
 
 class Connection {
 public:
     static constexpr std::size_t kBufferSize = ReceiveBuffer::kSize;
 
-    Connection(int fd, const Server& server);
+    Connection(int fd, const Server& server, const bool* replaced);
     Connection(const Connection&) = delete;
     Connection& operator=(const Connection&) = delete;
 
