@@ -133,21 +133,42 @@ class LogOwners(unittest.TestCase):
         self.assertTrue(answers(port))
         return process
 
-    def test_a_symlink_planted_in_a_log_directory_does_not_hand_over_its_target(self):
+    def test_a_symlink_planted_in_a_log_directory_is_refused(self):
         # nobody may write the log directory and links access.log to a file
-        # only root may read: weft fchown'ed the file it opened, the target.
+        # only root may read: weft fchown'ed the file it opened, the target,
+        # and root appended request lines (which clients write) to it.
         os.chown(self.logs, 65534, 65534)
         secret = os.path.join(self.dir, "secret")
         with open(secret, "w") as f:
             f.write("root only\n")
         os.chmod(secret, 0o600)
         os.symlink(secret, os.path.join(self.logs, "access.log"))
+        r = self.start_weft(os.path.join(self.logs, "access.log"),
+                            os.path.join(self.logs, "error.log"))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("cannot open access log " + os.path.join(self.logs, "access.log") +
+                      ": Too many levels of symbolic links", r.stderr)
+        st = os.stat(secret)
+        self.assertEqual((st.st_uid, st.st_gid, st.st_mode & 0o777, st.st_size), (0, 0, 0o600, 10))
+
+    def test_a_symlink_only_root_could_make_is_followed(self):
+        # A root-owned log directory (the packaged /var/log/weft): its links
+        # are root's own, and the log goes where they point.
+        target = os.path.join(self.logs, "real.log")
+        os.symlink(target, os.path.join(self.logs, "access.log"))
         self.run_weft(os.path.join(self.logs, "access.log"), os.path.join(self.logs, "error.log"),
                       subprocess.DEVNULL, subprocess.DEVNULL)
-        st = os.stat(secret)
-        self.assertEqual((st.st_uid, st.st_gid, st.st_mode & 0o777), (0, 0, 0o600))
-        # The error log, a file of its own, is nobody's as before.
-        self.assertEqual(os.stat(os.path.join(self.logs, "error.log")).st_uid, 65534)
+        self.assertTrue(os.path.isfile(target))
+        self.assertEqual(os.stat(target).st_uid, 0)  # a link: not handed to nobody
+
+    def start_weft(self, access_log, error_log):
+        port = free_port()
+        conf = os.path.join(self.dir, "weft.conf")
+        with open(conf, "w") as f:
+            f.write(f"threads = 1\nuser = nobody\naccess_log = {access_log}\n"
+                    f"error_log = {error_log}\nlistener 127.0.0.1:{port}\n"
+                    f"site {{\n    root = {self.dir}/www\n    files / {{\n    }}\n}}\n")
+        return subprocess.run([WEFT, "-c", conf], capture_output=True, text=True, timeout=10)
 
     def test_dev_stdout_and_dev_stderr_stay_the_callers(self):
         # The logs as /dev/stdout and /dev/stderr (containers): the files

@@ -3,6 +3,7 @@
 #include "config/parser.hpp"
 #include "http/access_log.hpp"
 #include "http/connection.hpp"
+#include "util/log_file.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -25,9 +26,9 @@ namespace {
 // cannot be opened keeps the old one.
 int open_error_log(const std::string& target, std::string& error) {
     if (target == "stderr") return 0;
-    const int fd = ::open(target.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    const int fd = open_log_file(target);
     if (fd < 0 || ::dup2(fd, 2) < 0) {
-        error = "cannot open error log " + target + ": " + std::strerror(errno);
+        error = "cannot open error log " + target + ": " + std::strerror(fd < 0 ? -fd : errno);
         if (fd >= 0) ::close(fd);
         return -1;
     }
@@ -91,7 +92,7 @@ int Service::start(std::string& error) {
         // rotation the user can reopen what it writes to.
         const bool error_file = config_.error_log != "stderr";
         if ((error_file &&
-             http::give_log_file(2, config_.error_log, identity_->uid, identity_->gid) != 0) ||
+             give_log_file(2, config_.error_log, identity_->uid, identity_->gid) != 0) ||
             (built->access_log && built->access_log->give_to(identity_->uid, identity_->gid) != 0))
             std::fprintf(stderr, "weft: cannot give the log files to user %s: %s\n",
                          identity_->user.c_str(), std::strerror(errno));

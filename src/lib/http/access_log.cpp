@@ -1,5 +1,7 @@
 #include "http/access_log.hpp"
 
+#include "util/log_file.hpp"
+
 #include "loop/loop.hpp"
 
 #include <fcntl.h>
@@ -87,7 +89,8 @@ AccessLog::AccessLog(std::string target, std::string& error) : target_(std::move
     if (target_ == "stderr") {
         fd_ = ::dup(2);
     } else {
-        fd_ = ::open(target_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+        fd_ = open_log_file(target_);
+        if (fd_ < 0) errno = -fd_;
     }
     if (fd_ < 0) error = "cannot open access log " + target_ + ": " + std::strerror(errno);
 }
@@ -136,19 +139,10 @@ int AccessLog::give_to(unsigned uid, unsigned gid) {
     return target_ == "stderr" ? 0 : give_log_file(fd_, target_, uid, gid);
 }
 
-int give_log_file(int fd, const std::string& path, unsigned uid, unsigned gid) {
-    struct stat opened {};
-    struct stat named {};
-    if (::fstat(fd, &opened) != 0 || ::lstat(path.c_str(), &named) != 0) return -1;
-    const bool itself = S_ISREG(named.st_mode) && named.st_nlink == 1 &&
-                        named.st_dev == opened.st_dev && named.st_ino == opened.st_ino;
-    return itself ? ::fchown(fd, uid, gid) : 0;
-}
-
 int AccessLog::reopen() {
     if (target_ == "stderr") return 0;
-    const int fresh = ::open(target_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
-    if (fresh < 0) return -errno;
+    const int fresh = open_log_file(target_);
+    if (fresh < 0) return fresh;
     // dup3 swaps the file under the same fd number: a thread writing now
     // writes to one file or the other, never to a closed fd.
     const int result = ::dup3(fresh, fd_, O_CLOEXEC) < 0 ? -errno : 0;

@@ -36,7 +36,7 @@ public:
     void write(const AccessLogEntry& entry);
     // Writes out this thread's buffered lines.
     void flush_this_thread();
-    // Gives the file to uid:gid (give_log_file; before a privilege drop).
+    // Gives the file to uid:gid (util/log_file.hpp; before a privilege drop).
     int give_to(unsigned uid, unsigned gid);
     // Reopens the file in place (log rotation); any thread. 0 or -errno.
     int reopen();
@@ -45,11 +45,5 @@ private:
     std::string target_;
     int fd_ = -1;
 };
-
-// fchown(fd, uid, gid) when `path` names the file open as `fd` itself: a
-// regular file with one link, not a symlink. Anything else stays whose it is
-// (0): /dev/stdout is the caller's terminal or pipe, and a symlink planted in
-// a log directory the user may write to would hand it any root file. 0 or -1.
-int give_log_file(int fd, const std::string& path, unsigned uid, unsigned gid);
 
 } // namespace weft::http
