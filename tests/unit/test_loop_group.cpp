@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <atomic>
@@ -237,7 +238,12 @@ TEST_CASE("a unix socket is shared by the loops, a stale file replaced, removed 
         REQUIRE(group.open(error) == 0);
         const weft::Address at = address(("unix:" + path).c_str());
         INFO(error);
+        const mode_t umask_before = umask(022);
         REQUIRE(group.listen(at, echo, error) == 0);
+        umask(umask_before);
+        struct stat info {};
+        REQUIRE(stat(path.c_str(), &info) == 0);
+        CHECK((info.st_mode & 0777) == 0666); // any user may connect, as to a port
 
         // A second server on the same path is refused while this one lives.
         LoopGroup other({.threads = 1});

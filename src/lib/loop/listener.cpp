@@ -64,6 +64,13 @@ int open_listener(const Address& address, std::string& error, ListenOptions opti
             return fail(fd, error, where);
     }
     if (bind(fd, address.sockaddr_ptr(), address.length()) != 0) return fail(fd, error, where);
+    // Anyone who can reach the directory may connect, as to a TCP port (and
+    // as nginx makes its unix sockets): the umask of a root start left it
+    // 0755, which refuses a proxy running as another user. The directory's
+    // own mode is where to restrict.
+    if (address.kind() == Address::Kind::unix_path &&
+        ::chmod(std::string(address.path()).c_str(), 0666) != 0)
+        return fail(fd, error, where);
     if (::listen(fd, SOMAXCONN) != 0) return fail(fd, error, where);
     return fd;
 }
