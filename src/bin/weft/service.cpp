@@ -23,9 +23,16 @@ namespace {
 // (one write(2) a line, O_APPEND) goes there. Reopening (SIGUSR1, after a
 // rotation, or a reload naming another file) dup2s the new file onto fd 2:
 // a line written meanwhile goes whole to one file or the other. A file that
-// cannot be opened keeps the old one.
-int open_error_log(const std::string& target, std::string& error) {
-    if (target == "stderr") return 0;
+// cannot be opened keeps the old one. "stderr" is fd 2 as weft found it
+// (`first_stderr`, a copy kept from the start), for a reload that goes back.
+int open_error_log(const std::string& target, int first_stderr, std::string& error) {
+    if (target == "stderr") {
+        if (first_stderr >= 0 && ::dup2(first_stderr, 2) < 0) {
+            error = std::string("cannot go back to stderr: ") + std::strerror(errno);
+            return -1;
+        }
+        return 0;
+    }
     const int fd = open_log_file(target);
     if (fd < 0 || ::dup2(fd, 2) < 0) {
         error = "cannot open error log " + target + ": " + std::strerror(fd < 0 ? -fd : errno);
@@ -50,6 +57,7 @@ Service::Service(config::Config config, std::string config_file)
       loops_(loop_options(config_)) {}
 
 Service::~Service() {
+    if (first_stderr_ >= 0) ::close(first_stderr_);
     for (const systemd::PassedSocket& socket : passed_)
         if (socket.open) ::close(socket.fd);
 }
@@ -67,6 +75,8 @@ int Service::run() {
 int Service::start(std::string& error) {
     // Before any file is opened: fds 3.. are still only what was passed.
     passed_ = systemd::take_passed_sockets();
+    // What stderr was, for a reload that sets error_log back to it.
+    first_stderr_ = ::fcntl(2, F_DUPFD_CLOEXEC, 3);
     identity_ = resolve_identity(config_, error);
     if (!error.empty() || loops_.open(error) != 0) return -1;
     serving_ = std::make_unique<Serving>(loops_.size(), [this](http::Server* server) {
@@ -86,7 +96,7 @@ int Service::start(std::string& error) {
         return -1;
     }
     std::unique_ptr<BuiltServer> built = build_server(config_, error, Build::serving, &pools_);
-    if (!built || open_error_log(config_.error_log, error) != 0) return -1;
+    if (!built || open_error_log(config_.error_log, first_stderr_, error) != 0) return -1;
     if (::geteuid() == 0 && identity_) {
         // Log files opened as root belong to the user, as nginx does: after a
         // rotation the user can reopen what it writes to.
@@ -181,7 +191,7 @@ void Service::reload() {
     int saved_error_log = -1;
     if (new_error_log) {
         saved_error_log = ::fcntl(2, F_DUPFD_CLOEXEC, 3);
-        if (open_error_log(next->error_log, error) != 0) {
+        if (open_error_log(next->error_log, first_stderr_, error) != 0) {
             if (saved_error_log >= 0) ::close(saved_error_log);
             built.reset();
             pools_.abandon();
@@ -266,7 +276,7 @@ void Service::reopen_logs() {
         },
         [this, log] {
             std::string error;
-            if (open_error_log(config_.error_log, error) != 0)
+            if (open_error_log(config_.error_log, first_stderr_, error) != 0)
                 std::fprintf(stderr, "weft: SIGUSR1: %s (still writing to the old file)\n",
                              error.c_str());
             if (!log) return;

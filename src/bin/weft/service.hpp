@@ -59,6 +59,7 @@ private:
     std::string config_file_;
     std::optional<Identity> identity_;
     std::vector<systemd::PassedSocket> passed_; // closed last
+    int first_stderr_ = -1;                     // fd 2 as weft found it
     struct Listener {
         Address configured; // as the file names it
         Address bound;      // as the LoopGroup does (a port 0 resolved)
