@@ -32,7 +32,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from http_support import (Client, Weft, answers, free_port, get, read, wait_for,  # noqa: E402
                           write)
-from php_support import PhpFpm, backend_connections, require_php_fpm  # noqa: E402
+from php_support import Marks, PhpFpm, backend_connections, require_php_fpm  # noqa: E402
 
 # Upper bounds for behaviour on a loaded 2-core machine, never speeds.
 RELOAD_BOUND = 15.0  # SIGHUP until weft logs the outcome
@@ -615,6 +615,7 @@ class Listeners(ReloadTestCase):
         prober.start()
         self.addCleanup(prober.stop.set)
         self.assertTrue(wait_for(lambda: prober.answered >= 5 or prober.failures, SWITCH_BOUND))
+        self.assertEqual(prober.failures, [], "before the reload")
         line = reload(weft, conf, **ports)
         prober.finish(self)
         return line
@@ -653,6 +654,8 @@ class Listeners(ReloadTestCase):
         two = site_conf("B", X_REDIRECT, listeners=("127.0.0.1:{port}", "unix:{a}", "unix:{b}"))
         weft = Weft(self.dir, one.replace("{a}", a))
         self.addCleanup(self.stop, weft)
+        # Weft() waited for the TCP listener; the unix one opens after it.
+        self.assertTrue(wait_for(lambda: not unix_refused(a), SWITCH_BOUND))
 
         def on_a():
             return UnixClient(a)
@@ -670,18 +673,32 @@ class Listeners(ReloadTestCase):
 
 # --- PHP ---
 
+# 20 lines of 1 KiB, one every 50 ms, each flushed out; after the tenth it
+# waits for the test's MARK_DIR/release-ID (20 s at most).
 SLOW_STREAM = b"""<?php
-// 20 lines of 1 KiB, one every 100 ms, each flushed out.
+$id = preg_replace('/[^a-z0-9-]/', '', $_GET['id'] ?? '');
+$dir = getenv('MARK_DIR');
 while (ob_get_level()) ob_end_flush();
 for ($i = 0; $i < 20; $i++) {
     echo str_pad("line $i ", 1023, "."), "\\n";
     flush();
-    usleep(100000);
+    usleep(50000);
+    for ($w = 0; $i == 9 && $w < 2000 && !file_exists("$dir/release-$id"); $w++) usleep(10000);
 }
 echo "end\\n";
 """
 SLOW_STREAM_BODY = b"".join(f"line {i} ".ljust(1023, ".").encode() + b"\n"
                             for i in range(20)) + b"end\n"
+
+# Holds its worker until the test says: leaves MARK_DIR/started-ID, waits
+# for MARK_DIR/release-ID (20 s at most), answers ID.
+HOLD = b"""<?php
+$id = preg_replace('/[^a-z0-9-]/', '', $_GET['id'] ?? '');
+$dir = getenv('MARK_DIR');
+touch("$dir/started-$id");
+for ($i = 0; $i < 2000 && !file_exists("$dir/release-$id"); $i++) usleep(10000);
+echo $id;
+"""
 
 ECHO = b"""<?php
 if (isset($_GET['ms'])) usleep((int)$_GET['ms'] * 1000);
@@ -728,15 +745,28 @@ class PhpReloadTestCase(ReloadTestCase):
         super().setUp()
         write(os.path.join(self.dir, "www", "php", "slow.php"), SLOW_STREAM)
         write(os.path.join(self.dir, "www", "php", "echo.php"), ECHO)
-        self.pool = PhpFpm(self.dir, "php", self.CHILDREN)
+        write(os.path.join(self.dir, "www", "php", "hold.php"), HOLD)
+        self.marks = Marks(os.path.join(self.dir, "marks"))
+        self.pool = PhpFpm(self.dir, "php", self.CHILDREN, env={"MARK_DIR": self.marks.dir})
         self.addCleanup(self.pool.stop)
+
+    def held(self, weft, *ids):
+        """Clients whose requests each hold a PHP worker (hold.php?id=ID),
+        all at once."""
+        clients = []
+        for id in ids:
+            c = self.connect(weft.port)
+            c.send(get(f"/php/hold.php?id={id}"))
+            self.marks.wait("started", id)
+            clients.append(c)
+        return clients
 
 
 class StreamThroughReloads(PhpReloadTestCase):
     def test_a_streaming_response_ends_as_it_began(self):
         weft = self.start(php_conf("A"))
         c = self.connect(weft.port)
-        c.send(get("/php/slow.php"))
+        c.send(get("/php/slow.php?id=s"))
         c.sock.settimeout(10.0)
         while b"line 1 " not in c.buf:
             c._fill()
@@ -745,7 +775,8 @@ class StreamThroughReloads(PhpReloadTestCase):
         self.assertReloaded(reload(weft, php_conf("C", php=False)))
         self.assertEqual(body(self.connect(weft.port)), b"C")
         self.assertEqual(body(self.connect(weft.port), "/php/echo.php"), 404)
-        self.assertNotIn(b"end\n", c.buf, "the script ended before the reloads")
+        self.assertNotIn(b"line 10 ", c.buf)
+        self.marks.release("s")
         r = c.response()
         self.assertEqual(r.status, 200, r)
         self.assertEqual(r.header("transfer-encoding"), "chunked")
@@ -854,7 +885,8 @@ class PoolKept(PhpReloadTestCase):
                      php_conf("B", max_conns=2, keepalive=2),  # an unrelated body
                      php_conf("B", read_timeout="50s", max_conns=2, keepalive=2),
                      php_conf("A", max_conns=2, keepalive=2)):
-            self.assertGreaterEqual(in_flight[0], 3)
+            # Requests queue for the two connections as weft reloads.
+            self.assertTrue(wait_for(lambda: in_flight[0] >= 3, SWITCH_BOUND))
             self.assertReloaded(reload(weft, conf))
             more_answers(6)
         finish()
@@ -871,9 +903,9 @@ class IdleKept(PhpReloadTestCase):
     def test_idle_backend_connections_survive_a_reload(self):
         weft = self.start(php_conf("A", max_conns=2, keepalive=2, threads=1))
         # Two at once open two connections; both stay, idle.
-        a, b = self.connect(weft.port), self.connect(weft.port)
-        a.send(get("/php/echo.php?v=a&ms=300"))
-        b.send(get("/php/echo.php?v=b&ms=300"))
+        a, b = self.held(weft, "a", "b")
+        self.marks.release("a")
+        self.marks.release("b")
         self.assertEqual(a.response().body, b"a")
         self.assertEqual(b.response().body, b"b")
         self.pool.wait_connections(lambda n: n == 2, what="2 kept")
@@ -887,6 +919,108 @@ class IdleKept(PhpReloadTestCase):
             self.assertEqual(body(a, f"/php/echo.php?v=after{i}"), f"after{i}".encode())
         self.assertEqual(unix_socket_inodes(path=self.pool.socket), pool_ends)
         self.assertEqual(unix_socket_inodes(pid=weft.process.pid), weft_ends)
+
+
+class PoolChanges(PhpReloadTestCase):
+    """What a reload changes in a pool: its limits, its servers, whether a
+    configuration names it at all."""
+    CHILDREN = 6
+
+    def load(self, weft, stop, results, clients=5, ms=150):
+        """`clients` threads asking for echo.php on new connections until
+        `stop`; (v, status, body) in `results`."""
+        def client(n):
+            deadline = time.monotonic() + LOAD_BOUND
+            i = 0
+            while not stop.is_set() and time.monotonic() < deadline:
+                v = f"c{n}-{i}"
+                i += 1
+                try:
+                    c = Client(weft.port, timeout=LOAD_BOUND)
+                    try:
+                        c.send(get(f"/php/echo.php?v={v}&ms={ms}"))
+                        r = c.response()
+                        results.append((v, r.status, r.body))
+                    finally:
+                        c.close()
+                except Exception as e:  # noqa: BLE001 - reported by the test
+                    results.append((v, None, repr(e)))
+        threads = [threading.Thread(target=client, args=(n,), daemon=True) for n in range(clients)]
+        for t in threads:
+            t.start()
+        return threads
+
+    def test_max_conns_lowered_under_load(self):
+        weft = self.start(php_conf("A", max_conns=4, keepalive=4))
+        stop = threading.Event()
+        results = []
+        threads = self.load(weft, stop, results)
+        def finish():
+            stop.set()
+            for t in threads:
+                t.join(LOAD_BOUND)
+        self.addCleanup(finish)
+        self.assertTrue(wait_for(lambda: self.pool.connections() >= 3, SWITCH_BOUND))
+        self.assertReloaded(reload(weft, php_conf("B", max_conns=2, keepalive=2)))
+        # Once the requests begun before have ended (ten answers later), the
+        # pool keeps 2 connections at most.
+        n = len(results)
+        self.assertTrue(wait_for(lambda: len(results) >= n + 10, SWITCH_BOUND))
+        peak = 0
+        n = len(results)
+        deadline = time.monotonic() + 20
+        while len(results) < n + 20 and time.monotonic() < deadline:
+            peak = max(peak, len(unix_socket_inodes(pid=weft.process.pid)))
+            time.sleep(0.003)
+        finish()
+        self.assertEqual([r for r in results if r[1:] != (200, r[0].encode())], [])
+        self.assertLessEqual(peak, 2)
+
+    def test_a_dropped_pool_closes_its_idle_connections_on_every_loop(self):
+        weft = self.start(php_conf("A", max_conns=4, keepalive=4))
+        stop = threading.Event()
+        results = []
+        threads = self.load(weft, stop, results, clients=6, ms=50)
+        self.assertTrue(wait_for(lambda: len(results) >= 30, SWITCH_BOUND))
+        stop.set()
+        for t in threads:
+            t.join(LOAD_BOUND)
+        self.assertEqual([r for r in results if r[1:] != (200, r[0].encode())], [])
+        self.assertReloaded(reload(weft, php_conf("C", php=False)))
+        self.pool.wait_connections(lambda n: n == 0, SWITCH_BOUND, "none")
+        self.assertEqual(len(unix_socket_inodes(pid=weft.process.pid)), 0)
+
+    def test_a_queued_request_when_the_pool_is_dropped(self):
+        weft = self.start(php_conf("A", max_conns=1, keepalive=1, threads=1))
+        a, = self.held(weft, "qa")
+        b = self.connect(weft.port)
+        b.send(get("/php/hold.php?id=qb"))
+        # Accepted, then a round trip on the one loop: b has queued.
+        self.assertTrue(wait_for(lambda: weft_holds(weft, b), SWITCH_BOUND))
+        self.assertEqual(body(self.connect(weft.port)), b"A")
+        self.assertReloaded(reload(weft, php_conf("C", php=False, threads=1)))
+        self.assertEqual(body(self.connect(weft.port), "/php/hold.php?id=new"), 404)
+        self.assertFalse(self.marks.exists("started", "qb"), "max_conns = 1 let b through")
+        self.marks.release("qa")
+        self.assertEqual(a.response().body, b"qa")
+        self.marks.wait("started", "qb")
+        self.marks.release("qb")
+        self.assertEqual(b.response().body, b"qb")
+        self.pool.wait_connections(lambda n: n == 0, SWITCH_BOUND, "none")
+
+    def test_servers_changed_under_the_same_name(self):
+        other = PhpFpm(self.dir, "other", 2)
+        self.addCleanup(other.stop)
+        weft = self.start(php_conf("A"))
+        c = self.connect(weft.port)
+        self.assertEqual(body(c, "/php/echo.php?v=1"), b"1")
+        self.pool.wait_connections(lambda n: n == 1)
+        moved = php_conf("B").replace("/php/php.sock", "/other/php.sock")
+        self.assertReloaded(reload(weft, moved))
+        self.assertTrue(wait_for(lambda: body(c) == b"B", SWITCH_BOUND))
+        self.assertEqual(body(c, "/php/echo.php?v=2"), b"2")
+        other.wait_connections(lambda n: n == 1)
+        self.pool.wait_connections(lambda n: n == 0, SWITCH_BOUND, "none")
 
 
 # --- systemd, the command line, what only a restart changes ---
