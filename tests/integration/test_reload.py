@@ -21,8 +21,10 @@
 import contextlib
 import os
 import re
+import shutil
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -30,9 +32,11 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import (Client, Weft, answers, free_port, get, read, wait_for,  # noqa: E402
-                          write)
+from http_support import (WEFT, Client, Weft, answers, free_port, get, read,  # noqa: E402
+                          wait_for, write)
 from php_support import Marks, PhpFpm, backend_connections, require_php_fpm  # noqa: E402
+
+ACTIVATE = shutil.which("systemd-socket-activate")
 
 # Upper bounds for behaviour on a loaded 2-core machine, never speeds.
 RELOAD_BOUND = 15.0  # SIGHUP until weft logs the outcome
@@ -513,6 +517,65 @@ class KeptConnections(ReloadTestCase):
         self.assertTrue(r.body == data, f"{len(r.body)} bytes, not the file's {BIG}")
         self.assertEqual(body(c), b"C")
         self.assertEqual(body(c, "/x"), b"x-from-A")
+
+
+class IncludedFiles(ReloadTestCase):
+    """SIGHUP re-reads the includes too."""
+
+    MAIN = """\
+threads = 2
+keep_alive_timeout = 60s
+listener 127.0.0.1:{port}
+include sites/site.conf
+"""
+    SITE = """\
+site {{
+    response /body {{
+        {key} = {body}
+    }}
+}}
+"""
+
+    def test_a_changed_include_is_read_again(self):
+        included = os.path.join(self.dir, "sites", "site.conf")
+        write(included, self.SITE.format(key="body", body="A"))
+        weft = self.start(self.MAIN)
+        kept = self.connect(weft.port)
+        self.assertEqual(body(kept), b"A")
+        write(included, self.SITE.format(key="body", body="B"))
+        self.assertReloaded(reload(weft))
+        self.assertTrue(wait_for(lambda: body(kept) == b"B", SWITCH_BOUND))
+        # A mistake in the include is placed in the include.
+        write(included, self.SITE.format(key="bodyy", body="C"))
+        self.assertRefusedReload(reload(weft), f"{included}:3:9: unknown key 'bodyy'")
+        os.unlink(included)
+        self.assertRefusedReload(reload(weft), f"cannot read {included}")
+        self.assertEqual(body(kept), b"B")
+        write(included, self.SITE.format(key="body", body="D"))
+        self.assertReloaded(reload(weft))
+        self.assertTrue(wait_for(lambda: body(kept) == b"D", SWITCH_BOUND))
+
+
+class StopAfterReload(ReloadTestCase):
+    def test_sigterm_right_after_sighup_drains_and_exits(self):
+        """A download begun before both ends whole; weft exits 0."""
+        data = os.urandom(BIG)
+        write(os.path.join(self.dir, "www", "x", "big"), data)
+        weft = Weft(self.dir, site_conf("A", "    files /x {\n    }"))
+        self.addCleanup(weft.kill)
+        idle = self.connect(weft.port)
+        self.assertEqual(body(idle), b"A")
+        c = self.connect(weft.port)
+        c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        c.send(get("/x/big", extra="Connection: close\r\n"))
+        while b"\r\n\r\n" not in c.buf:
+            c._fill()
+        sighup(weft, CONF_B)
+        weft.terminate()
+        r = c.response()
+        self.assertEqual(r.status, 200)
+        self.assertTrue(r.body == data, f"{len(r.body)} bytes, not the file's {BIG}")
+        self.assertEqual(weft.wait(), 0, weft.stderr())
 
 
 class ErrorLog(ReloadTestCase):
@@ -1067,6 +1130,50 @@ class Notify(ReloadTestCase):
         self.assertEqual(ready.get("READY"), "1", ready)
         self.assertIn("1 reloads", ready.get("STATUS", ""))
         self.assertEqual(body(self.connect(weft.port)), b"B")
+
+
+@unittest.skipUnless(ACTIVATE, "systemd-socket-activate (Debian's systemd package)")
+class SocketActivation(ReloadTestCase):
+    def test_a_passed_listener_is_kept_dropped_and_named_again(self):
+        passed, own = free_port(), free_port()
+        listeners = ("127.0.0.1:{port}", "127.0.0.1:{own}")
+        conf = os.path.join(self.dir, "weft.conf")
+        write(conf, conf_text(site_conf("A", X_RESPONSE, listeners=listeners), self.dir, passed,
+                              own=own))
+        # systemd-socket-activate listens on `passed` and execs weft (same
+        # pid) with it on the first connection; a Weft's methods without
+        # its start.
+        weft = Weft.__new__(Weft)
+        weft.dir, weft.port, weft.conf_path = self.dir, passed, conf
+        weft.out_path = os.path.join(self.dir, "weft.stdout")
+        weft.err_path = os.path.join(self.dir, "weft.stderr")
+        with open(weft.out_path, "wb") as out, open(weft.err_path, "wb") as err:
+            weft.process = subprocess.Popen(
+                [ACTIVATE, "-l", f"127.0.0.1:{passed}", WEFT, "-c", conf], stdout=out,
+                stderr=err, stdin=subprocess.DEVNULL)
+        self.addCleanup(self.stop, weft)
+        self.assertTrue(wait_for(lambda: weft.process.poll() is not None or
+                                 "Listening on" in read(weft.err_path), SWITCH_BOUND),
+                        read(weft.err_path))
+        self.assertEqual(body(self.connect(passed)), b"A")
+        self.assertTrue(wait_for(lambda: answers(own), SWITCH_BOUND))
+
+        prober = Prober(passed)
+        prober.start()
+        self.addCleanup(prober.stop.set)
+        self.assertReloaded(reload(weft, site_conf("B", X_RESPONSE, listeners=listeners),
+                                   own=own))
+        prober.finish(self)
+        self.assertEqual(body(self.connect(passed)), b"B")
+        # Dropped, then named again: the socket systemd passed serves again.
+        self.assertReloaded(reload(weft, site_conf("C", X_RESPONSE,
+                                                   listeners=("127.0.0.1:{own}",)), own=own))
+        self.assertTrue(wait_for(lambda: body(self.connect(own)) == b"C", SWITCH_BOUND))
+        self.assertReloaded(reload(weft, site_conf("D", X_RESPONSE, listeners=listeners),
+                                   own=own))
+        self.assertTrue(wait_for(lambda: body(self.connect(passed)) == b"D", SWITCH_BOUND))
+        self.assertEqual(read(weft.out_path).count(f"127.0.0.1:{passed}: the socket systemd "
+                                                   "passed (fd 3)"), 2)
 
 
 class NothingToReread(ReloadTestCase):
