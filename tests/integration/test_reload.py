@@ -1071,6 +1071,28 @@ class PoolChanges(PhpReloadTestCase):
         self.assertEqual(b.response().body, b"qb")
         self.pool.wait_connections(lambda n: n == 0, SWITCH_BOUND, "none")
 
+    # BUG: a reload that raises max_conns leaves the requests queued for a
+    # connection queued (and the new ones behind them) until a connection
+    # frees: Upstream::retune sets the limit and wakes no waiter, so the
+    # raise means nothing while one long request holds the only slot.
+    # Reproducer: max_conns = 1, a request that holds its PHP worker, a
+    # second one queued; reload with max_conns = 2: the second does not
+    # start until the first ends (or it meets queue_timeout: 503).
+    @unittest.expectedFailure
+    def test_a_raised_max_conns_lets_the_queue_go(self):
+        weft = self.start(php_conf("A", max_conns=1, keepalive=1, threads=1))
+        self.addCleanup(self.marks.release, "ra")
+        self.addCleanup(self.marks.release, "rb")
+        a, = self.held(weft, "ra")
+        b = self.connect(weft.port)
+        b.send(get("/php/hold.php?id=rb"))
+        self.assertTrue(wait_for(lambda: weft_holds(weft, b), SWITCH_BOUND))
+        self.assertEqual(body(self.connect(weft.port)), b"A")
+        self.assertFalse(self.marks.exists("started", "rb"), "max_conns = 1 let b through")
+        self.assertReloaded(reload(weft, php_conf("B", max_conns=2, keepalive=2, threads=1)))
+        self.assertTrue(wait_for(lambda: self.marks.exists("started", "rb"), SWITCH_BOUND),
+                        "the queued request still waits with max_conns = 2")
+
     def test_servers_changed_under_the_same_name(self):
         other = PhpFpm(self.dir, "other", 2)
         self.addCleanup(other.stop)
