@@ -405,73 +405,62 @@ class LoadThroughReloads(ReloadTestCase):
 class BadConfig(ReloadTestCase):
     """A reload that fails changes nothing, and the next good one works."""
 
-    def check_still_a(self, weft, kept):
-        self.assertEqual(body(kept), b"A")
-        self.assertEqual(body(kept, "/x"), b"x-from-A")
-        self.assertEqual(body(self.connect(weft.port)), b"A")
+    def setUp(self):
+        super().setUp()
+        self.weft = self.start(CONF_A)
+        self.kept = self.connect(self.weft.port)
+        self.assertEqual(body(self.kept), b"A")
 
-    def check_good_reload_after(self, weft, kept):
-        self.assertReloaded(reload(weft, CONF_B))
-        self.assertSoon(lambda: body(kept), b"B")
-        self.assertEqual(body(kept, "/x"), 302)
-        self.assertSoon(lambda: body(self.connect(weft.port)), b"B")
+    def assertChangesNothing(self, conf, why, **ports):
+        """A reload to `conf` is refused saying `why` (a regex), and A
+        still answers on the kept connection and on a new one."""
+        line = reload(self.weft, conf, **ports)
+        self.assertRefusedReload(line, "")
+        self.assertRegex(line, why)
+        self.assertEqual(body(self.kept), b"A")
+        self.assertEqual(body(self.kept, "/x"), b"x-from-A")
+        self.assertEqual(body(self.connect(self.weft.port)), b"A")
+
+    def tearDown(self):
+        # The next good reload takes effect.
+        self.assertReloaded(reload(self.weft, CONF_B))
+        self.assertSoon(lambda: body(self.kept), b"B")
+        self.assertEqual(body(self.kept, "/x"), 302)
+        self.assertSoon(lambda: body(self.connect(self.weft.port)), b"B")
 
     def test_a_syntax_error_is_logged_with_its_place(self):
-        weft = self.start(CONF_A)
-        kept = self.connect(weft.port)
-        self.assertEqual(body(kept), b"A")
         bad = site_conf("B", X_RESPONSE.replace("body = x", "bodyy = x"))
-        lines = conf_text(bad, weft.dir, weft.port).split("\n")
+        lines = conf_text(bad, self.dir, self.weft.port).split("\n")
         row = next(i for i, line in enumerate(lines) if "bodyy" in line)
         column = lines[row].index("bodyy") + 1
-        line = reload(weft, bad)
-        self.assertRefusedReload(line, f"{weft.conf_path}:{row + 1}:{column}: unknown key 'bodyy'")
-        self.check_still_a(weft, kept)
+        path = re.escape(self.weft.conf_path)
+        self.assertChangesNothing(bad, rf"{path}:{row + 1}:{column}: unknown key 'bodyy'")
         # An unclosed block: the error is at the end of the file.
-        line = reload(weft, CONF_A.rstrip().rstrip("}"))
-        self.assertRegex(line, rf"^weft: reload: {re.escape(weft.conf_path)}:\d+:\d+: ")
-        self.check_still_a(weft, kept)
-        self.check_good_reload_after(weft, kept)
+        self.assertChangesNothing(CONF_A.rstrip().rstrip("}"), rf"{path}:\d+:\d+: ")
 
     def test_a_root_that_does_not_exist_builds_nothing(self):
-        weft = self.start(CONF_A)
-        kept = self.connect(weft.port)
-        self.assertEqual(body(kept), b"A")
-        missing = os.path.join(weft.dir, "missing")
-        line = reload(weft, site_conf("B", f"    files /x {{\n        root = {missing}\n    }}"))
-        self.assertRefusedReload(line, f"cannot open the root {missing}")
-        self.check_still_a(weft, kept)
-        self.check_good_reload_after(weft, kept)
+        missing = os.path.join(self.dir, "missing")
+        self.assertChangesNothing(
+            site_conf("B", f"    files /x {{\n        root = {missing}\n    }}"),
+            f"cannot open the root {re.escape(missing)}")
 
     def test_a_port_taken_opens_no_listener(self):
-        weft = self.start(CONF_A)
-        kept = self.connect(weft.port)
-        self.assertEqual(body(kept), b"A")
         taken = socket.socket()
         self.addCleanup(taken.close)
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         other, busy = free_port(), taken.getsockname()[1]
         # `other` opens before `busy` fails: the undo closes it again.
-        line = reload(weft, site_conf("B", X_REDIRECT,
-                                      listeners=("127.0.0.1:{port}", "127.0.0.1:{other}",
-                                                 "127.0.0.1:{busy}")),
-                      other=other, busy=busy)
-        self.assertRefusedReload(line, str(busy))
+        listeners = ("127.0.0.1:{port}", "127.0.0.1:{other}", "127.0.0.1:{busy}")
+        self.assertChangesNothing(site_conf("B", X_REDIRECT, listeners=listeners), str(busy),
+                                  other=other, busy=busy)
         self.assertTrue(wait_for(lambda: refused(other), SWITCH_BOUND),
                         f"{other} still listens after the failed reload")
-        self.check_still_a(weft, kept)
-        self.check_good_reload_after(weft, kept)
 
     def test_an_error_log_that_cannot_be_opened(self):
-        weft = self.start(CONF_A)
-        kept = self.connect(weft.port)
-        self.assertEqual(body(kept), b"A")
-        log = os.path.join(weft.dir, "no-such-dir", "error.log")
-        line = reload(weft, site_conf("B", X_REDIRECT, head=f"error_log = {log}"))
-        self.assertRefusedReload(line, f"cannot open error log {log}")
-        self.check_still_a(weft, kept)
-        self.check_good_reload_after(weft, kept)
+        log = os.path.join(self.dir, "no-such-dir", "error.log")
+        self.assertChangesNothing(site_conf("B", X_REDIRECT, head=f"error_log = {log}"),
+                                  f"cannot open error log {re.escape(log)}")
 
 
 BIG = 16 << 20
