@@ -596,13 +596,9 @@ class ErrorLog(ReloadTestCase):
         self.assertEqual(len(RELOAD_LINE.findall(read(one))), 2)
         self.assertNotIn("reload 2", weft.stderr())
 
-    # BUG: error_log set back to `stderr` by a reload keeps writing to the
-    # file before: open_error_log("stderr") does nothing, and fd 2 is still
-    # the dup2 of that file (weft kept no copy of the stderr it started
-    # with; SIGUSR1 does the same). Reproducer: start with error_log =
-    # stderr, reload with error_log = /tmp/x.log, reload with error_log =
-    # stderr: "weft: reloaded ... (reload 2)" is in /tmp/x.log.
-    @unittest.expectedFailure
+    # error_log back to `stderr` returns to the stderr weft started with
+    # (before, fd 2 stayed the dup2 of the file: the "(reload 2)" line
+    # landed in it).
     def test_error_log_back_to_stderr(self):
         weft = self.start(CONF_A)
         one = os.path.join(self.dir, "one.log")
@@ -1073,14 +1069,9 @@ class PoolChanges(PhpReloadTestCase):
         self.assertEqual(b.response().body, b"qb")
         self.pool.wait_connections(lambda n: n == 0, SWITCH_BOUND, "none")
 
-    # BUG: a reload that raises max_conns leaves the requests queued for a
-    # connection queued (and the new ones behind them) until a connection
-    # frees: Upstream::retune sets the limit and wakes no waiter, so the
-    # raise means nothing while one long request holds the only slot.
-    # Reproducer: max_conns = 1, a request that holds its PHP worker, a
-    # second one queued; reload with max_conns = 2: the second does not
-    # start until the first ends (or it meets queue_timeout: 503).
-    @unittest.expectedFailure
+    # A raised max_conns lets queued requests in at the reload (before,
+    # they waited for a connection to free while one long request held
+    # the only slot).
     def test_a_raised_max_conns_lets_the_queue_go(self):
         weft = self.start(php_conf("A", max_conns=1, keepalive=1, threads=1))
         self.addCleanup(self.marks.release, "ra")
