@@ -774,4 +774,27 @@ void Loop::run() {
     current_ = nullptr;
 }
 
+void Loop::linger() {
+    assert(stopping_ && live_tasks_ == 0);
+    current_ = this;
+    running_loop_ = true;
+    epoll_event events[kMaxEvents];
+    while (!lingering_ended_) {
+        ++stats_.epoll_wait;
+        const int n =
+            epoll_wait(epoll_fd_, events, kMaxEvents, static_cast<int>(timers_.next_timeout(now_)));
+        now_ = read_clock();
+        for (int i = 0; i < n; ++i) dispatch(events[i]);
+        timers_.advance(now_);
+        run_deferred();
+        abort_all(); // stopped: a task a posted call started has no time left
+    }
+    running_loop_ = false;
+    current_ = nullptr;
+}
+
+void Loop::end_lingering() {
+    post([this] { lingering_ended_ = true; });
+}
+
 } // namespace weft

@@ -155,6 +155,8 @@ void LoopGroup::run() {
             loops_[i]->run();
             ++loops_ended_;
             notify(control_fd_);
+            // Until every loop has ended: the others may still hand it work.
+            loops_[i]->linger();
         });
     }
 
@@ -214,6 +216,7 @@ void LoopGroup::run() {
             }
         }
     }
+    for (auto& loop : loops_) loop->end_lingering();
     for (std::thread& t : threads_) t.join();
     threads_.clear();
 
