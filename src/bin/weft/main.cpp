@@ -86,7 +86,7 @@ int serve(const config::Config& config) {
     // ever takes them (loop_group.hpp).
     sigset_t signals;
     sigemptyset(&signals);
-    for (int signo : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&signals, signo);
+    for (int signo : {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1}) sigaddset(&signals, signo);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     ::signal(SIGPIPE, SIG_IGN);
 
@@ -111,6 +111,8 @@ int serve(const config::Config& config) {
     LoopGroup::Options options;
     options.threads = config.threads;
     options.defer_accept = true; // HTTP clients speak first
+    options.grace = config.shutdown_timeout;
+    options.drain_delay = config.drain_delay;
     LoopGroup loops(options);
     if (loops.open(error) != 0) {
         std::fprintf(stderr, "weft: %s\n", error.c_str());

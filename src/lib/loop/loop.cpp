@@ -717,6 +717,7 @@ void Loop::stop(std::chrono::milliseconds grace) {
         return;
     }
     stopping_ = true;
+    closing_connections_ = true;
     stop_deadline_ = deadline;
     for (Listener& listener : listeners_) {
         listener.pause.cancel();

@@ -117,6 +117,12 @@ public:
     // post() it. A second call can only shorten the grace.
     void stop(std::chrono::milliseconds grace);
     bool stopping() const { return stopping_; }
+    // Keeps serving, but each response from now on closes its connection
+    // (Connection: close): a drain before a stop, so that clients reconnect,
+    // through a load balancer, elsewhere. Loop thread only; stop() does it
+    // too.
+    void close_connections() { closing_connections_ = true; }
+    bool closing_connections() const { return closing_connections_; }
     bool past_deadline() const { return stopping_ && now_ >= stop_deadline_; }
 
     // Setup, before run(): a handler for connections, and a listening socket
@@ -284,6 +290,7 @@ private:
     bool fs_watch_failed_ = false;
     bool running_loop_ = false;
     bool stopping_ = false;
+    bool closing_connections_ = false;
     bool lingering_ended_ = false;
     std::uint64_t stop_deadline_ = 0;
     int parked_head_ = -1; // this loop's parked connections, linked through their entries

@@ -21,7 +21,7 @@ namespace {
 sigset_t handled_signals() {
     sigset_t set;
     sigemptyset(&set);
-    for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&set, s);
+    for (int s : {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1}) sigaddset(&set, s);
     return set;
 }
 
@@ -125,6 +125,13 @@ void LoopGroup::stop_loops(std::chrono::milliseconds grace) {
     }
 }
 
+void LoopGroup::drain_loops() {
+    for (auto& loop : loops_) {
+        Loop* l = loop.get();
+        l->post([l] { l->close_connections(); });
+    }
+}
+
 void LoopGroup::broadcast(const Hook& hook) {
     if (!hook) return;
     for (auto& loop : loops_) {
@@ -160,14 +167,23 @@ void LoopGroup::run() {
         });
     }
 
-    bool stopping = false;
-    const auto begin_stop = [&] {
-        // A second one means now.
-        if (!stopping && stopping_) stopping_();
-        stop_loops(stopping ? std::chrono::milliseconds(0) : options_.grace);
-        stopping = true;
-    };
     using Clock = std::chrono::steady_clock;
+    enum class Stop { no, draining, graceful, now } stop = Stop::no;
+    Clock::time_point drain_end{};
+    const auto begin_stop = [&](bool at_once) {
+        if (stop == Stop::no && stopping_) stopping_();
+        if (at_once || stop != Stop::no) { // a second one means now
+            stop_loops(std::chrono::milliseconds(0));
+            stop = Stop::now;
+        } else if (options_.drain_delay.count() > 0) {
+            drain_loops();
+            drain_end = Clock::now() + options_.drain_delay;
+            stop = Stop::draining;
+        } else {
+            stop_loops(options_.grace);
+            stop = Stop::graceful;
+        }
+    };
     Clock::time_point next_beat = Clock::now() + heartbeat_interval_;
     const auto post_beat = [this] {
         heartbeat_answers_ = 0;
@@ -175,10 +191,19 @@ void LoopGroup::run() {
     };
     if (heartbeat_) post_beat();
     while (loops_ended_ < loops_.size()) {
-        if (stop_asked_.exchange(false)) begin_stop();
+        if (stop_asked_.exchange(false)) begin_stop(false);
         int timeout = -1;
+        const Clock::time_point now = Clock::now();
+        if (stop == Stop::draining) {
+            if (now >= drain_end) {
+                stop_loops(options_.grace);
+                stop = Stop::graceful;
+            } else {
+                timeout = static_cast<int>(
+                    std::chrono::ceil<std::chrono::milliseconds>(drain_end - now).count());
+            }
+        }
         if (heartbeat_) {
-            const Clock::time_point now = Clock::now();
             if (now >= next_beat) {
                 if (heartbeat_answers_ == loops_.size()) {
                     heartbeat_();
@@ -186,8 +211,9 @@ void LoopGroup::run() {
                 }
                 next_beat = now + heartbeat_interval_;
             }
-            timeout = static_cast<int>(
+            const int beat = static_cast<int>(
                 std::chrono::ceil<std::chrono::milliseconds>(next_beat - now).count());
+            timeout = timeout < 0 ? beat : std::min(timeout, beat);
         }
         pollfd fds[2] = {{control_fd_, POLLIN, 0}, {signal_fd, POLLIN, 0}};
         if (poll(fds, signal_fd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR) break;
@@ -205,7 +231,10 @@ void LoopGroup::run() {
             switch (info.ssi_signo) {
             case SIGTERM:
             case SIGINT:
-                begin_stop();
+                begin_stop(false);
+                break;
+            case SIGQUIT:
+                begin_stop(true);
                 break;
             case SIGHUP:
                 broadcast(reload_);

@@ -2,11 +2,16 @@
 // The server's loops: one per thread, started together, sharing one fd table,
 // stopped together.
 //
-// Signals (after Parrot): run() blocks SIGTERM, SIGINT, SIGHUP and SIGUSR1 in
-// every thread, receives them in one place through a signalfd, and
-// broadcasts them to the loops: SIGTERM or SIGINT stop gracefully (a second
-// one stops at once), SIGHUP runs the reload hook and SIGUSR1 the reopen-logs
-// hook on every loop. SIGPIPE is ignored.
+// Signals (after Parrot): run() blocks SIGTERM, SIGINT, SIGQUIT, SIGHUP and
+// SIGUSR1 in every thread, receives them in one place through a signalfd,
+// and broadcasts them to the loops: SIGTERM or SIGINT stop gracefully (a
+// second one stops at once), SIGQUIT stops at once, SIGHUP runs the reload
+// hook and SIGUSR1 the reopen-logs hook on every loop. SIGPIPE is ignored.
+//
+// A graceful stop: the stopping hook is called at once; for drain_delay the
+// loops still accept and serve, each response closing its connection (a
+// load balancer takes the server out meanwhile); then they stop accepting,
+// and running requests have `grace` to finish before the rest are cut.
 
 #include "loop/loop.hpp"
 #include "util/address.hpp"
@@ -24,10 +29,11 @@ namespace weft {
 class LoopGroup {
 public:
     struct Options {
-        unsigned threads = 0;                    // 0: one loop per CPU this process may run on
-        bool pin_cpus = false;                   // loop i runs on the i-th of those CPUs
-        std::chrono::milliseconds grace{10'000}; // for running requests at stop
-        bool defer_accept = false;               // listener.hpp's ListenOptions
+        unsigned threads = 0;                     // 0: one loop per CPU this process may run on
+        bool pin_cpus = false;                    // loop i runs on the i-th of those CPUs
+        std::chrono::milliseconds grace{10'000};  // for running requests at stop
+        std::chrono::milliseconds drain_delay{0}; // serving on after SIGTERM
+        bool defer_accept = false;                // listener.hpp's ListenOptions
     };
     using Hook = std::function<void(Loop&)>;
 
@@ -50,7 +56,8 @@ public:
 
     void on_reload(Hook hook) { reload_ = std::move(hook); }
     void on_reopen_logs(Hook hook) { reopen_logs_ = std::move(hook); }
-    // Called on run()'s thread when a graceful stop begins (SIGTERM, stop()).
+    // Called on run()'s thread when a stop begins (SIGTERM, stop(),
+    // SIGQUIT), before drain_delay.
     void on_stopping(std::function<void()> fn) { stopping_ = std::move(fn); }
     // Called on run()'s thread every `interval`, but only when every loop has
     // run a call posted to it since the last time: proof that the loops
@@ -73,6 +80,7 @@ public:
 
 private:
     void stop_loops(std::chrono::milliseconds grace);
+    void drain_loops();
     void broadcast(const Hook& hook);
 
     Options options_;
