@@ -52,6 +52,38 @@ struct QuietClient {
     }
 };
 
+// A group of two loops sharing `upstream`: loop 0 takes a connection, keeps
+// it idle and stops the group; with nothing left to run it ends at once.
+// Loop 1 still serves a request, which runs `then` after loop 0 has ended,
+// with a client to watch.
+template <class Then>
+void after_loop_0_ends(Upstream& upstream, Then then) {
+    LoopGroup group({.threads = 2, .grace = 20'000ms});
+    std::string error;
+    REQUIRE(group.open(error) == 0);
+    QuietClient first;
+    std::atomic<bool> kept{false};
+    group.loop(0).spawn([&] {
+        PollProxy client(*weft::Loop::current(), first.fds[0]);
+        ClientWatch watch(client);
+        AcquireError why = AcquireError::none;
+        Backend* backend = upstream.acquire(watch, why);
+        REQUIRE(backend);
+        upstream.release(backend, true);
+        kept = true;
+        group.stop();
+    });
+    QuietClient second;
+    group.loop(1).spawn([&] {
+        while (!kept) weft::io::sleep(10);
+        weft::io::sleep(300); // loop 0 ends meanwhile
+        PollProxy client(*weft::Loop::current(), second.fds[0]);
+        ClientWatch watch(client);
+        then(watch);
+    });
+    group.run();
+}
+
 } // namespace
 
 TEST_CASE("upstream: a connection kept on a loop that has ended goes to a waiter on another",
@@ -64,44 +96,17 @@ TEST_CASE("upstream: a connection kept on a loop that has ended goes to a waiter
                        .max_conns = 1,
                        .queue_timeout_ms = 3'000,
                        .keepalive_timeout_ms = 0});
-    LoopGroup group({.threads = 2, .grace = 20'000ms});
-    std::string error;
-    REQUIRE(group.open(error) == 0);
-
-    // Loop 0 takes the pool's one connection, keeps it idle, and stops the
-    // group: with nothing left to run, it ends at once.
-    QuietClient first;
-    std::atomic<bool> kept{false};
-    group.loop(0).spawn([&] {
-        PollProxy client(*weft::Loop::current(), first.fds[0]);
-        ClientWatch watch(client);
-        AcquireError why = AcquireError::none;
-        Backend* backend = upstream.acquire(watch, why);
-        REQUIRE(backend);
-        upstream.release(backend, true);
-        kept = true;
-        group.stop();
-    });
-    // Loop 1 still serves a request, which needs a connection after loop 0
-    // has ended: the idle one there is handed over, or none frees up
-    // until queue_timeout.
-    QuietClient second;
-    AcquireError second_error = AcquireError::unavailable;
-    bool second_got = false;
-    group.loop(1).spawn([&] {
-        while (!kept) weft::io::sleep(10);
-        weft::io::sleep(300); // loop 0 ends meanwhile
-        PollProxy client(*weft::Loop::current(), second.fds[0]);
-        ClientWatch watch(client);
-        AcquireError why = AcquireError::none;
-        Backend* backend = upstream.acquire(watch, why);
-        second_error = why;
-        second_got = backend != nullptr;
+    // The pool's one connection is idle on loop 0: handed over, or none
+    // frees up until queue_timeout.
+    AcquireError error = AcquireError::none;
+    bool got = false;
+    after_loop_0_ends(upstream, [&](ClientWatch& watch) {
+        Backend* backend = upstream.acquire(watch, error);
+        got = backend != nullptr;
         if (backend) upstream.release(backend, false);
     });
-    group.run();
-    CHECK(second_got);
-    CHECK(second_error == AcquireError::none);
+    CHECK(got);
+    CHECK(error == AcquireError::none);
     CHECK(upstream.counts().open == 0);
 }
 
@@ -113,32 +118,11 @@ TEST_CASE("upstream: a stall closes a connection kept on a loop that has ended",
                        .keepalive = 1,
                        .max_conns = 2,
                        .keepalive_timeout_ms = 0});
-    LoopGroup group({.threads = 2, .grace = 20'000ms});
-    std::string error;
-    REQUIRE(group.open(error) == 0);
-
-    QuietClient first;
-    std::atomic<bool> kept{false};
-    group.loop(0).spawn([&] {
-        PollProxy client(*weft::Loop::current(), first.fds[0]);
-        ClientWatch watch(client);
-        AcquireError why = AcquireError::none;
-        Backend* backend = upstream.acquire(watch, why);
-        REQUIRE(backend);
-        upstream.release(backend, true);
-        kept = true;
-        group.stop();
-    });
     // A new connection on loop 1 that never answers stalls (it may sit in
     // the backlog behind the child the idle one holds): the idle one is
     // closed, on loop 0, within a few of its ticks.
-    QuietClient second;
     unsigned open_while_stalled = 0;
-    group.loop(1).spawn([&] {
-        while (!kept) weft::io::sleep(10);
-        weft::io::sleep(300); // loop 0 ends meanwhile
-        PollProxy client(*weft::Loop::current(), second.fds[0]);
-        ClientWatch watch(client);
+    after_loop_0_ends(upstream, [&](ClientWatch& watch) {
         AcquireError why = AcquireError::none;
         Backend* backend = upstream.acquire(watch, why);
         REQUIRE(backend);
@@ -146,7 +130,6 @@ TEST_CASE("upstream: a stall closes a connection kept on a loop that has ended",
         open_while_stalled = upstream.counts().open;
         upstream.release(backend, false);
     });
-    group.run();
     CHECK(open_while_stalled == 1);
     CHECK(upstream.counts().open == 0);
 }
