@@ -138,15 +138,26 @@ class DrainDelay(StopTestCase):
         self.assertIn("STOPPING=1", self.state(2))
         # ... while new connections are still accepted and answered, each
         # response closing its connection (clients go elsewhere next time).
-        for _ in range(4):
+        # The loops hear of the drain through a post, which a loop starved
+        # of CPU may run a moment after the datagram went: the first few
+        # answers, within a second, may still keep their connection.
+        closing = 0
+        for attempt in range(12):
             client = Client(weft.port)
             self.addCleanup(client.close)
             client.send(get("/static/a.txt"))
             r = client.response()
             self.assertEqual((r.status, r.body), (200, b"static\n"))
-            self.assertEqual(r.header("connection"), "close")
-            self.assertEqual(client.rest_until_close(), b"")
+            if r.header("connection") == "close":
+                self.assertEqual(client.rest_until_close(), b"")
+                closing += 1
+            else:
+                self.assertEqual(closing, 0, "a response kept its connection after one closed")
+                self.assertLess(attempt, 4)
+            if closing == 4:
+                break
             time.sleep(0.25)
+        self.assertEqual(closing, 4)
         self.assertIsNone(weft.process.poll())
         kept.send(get("/static/a.txt"))
         r = kept.response()

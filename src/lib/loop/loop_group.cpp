@@ -171,8 +171,10 @@ void LoopGroup::run() {
     enum class Stop { no, draining, graceful, now } stop = Stop::no;
     Clock::time_point drain_end{};
     const auto begin_stop = [&](bool at_once) {
-        if (stop == Stop::no && stopping_) stopping_();
-        if (at_once || stop != Stop::no) { // a second one means now
+        const bool first = stop == Stop::no;
+        // The loops are told first: once the hook has said so (STOPPING=1),
+        // a new connection finds its loop stopping or draining.
+        if (at_once || !first) { // a second one means now
             stop_loops(std::chrono::milliseconds(0));
             stop = Stop::now;
         } else if (options_.drain_delay.count() > 0) {
@@ -183,6 +185,7 @@ void LoopGroup::run() {
             stop_loops(options_.grace);
             stop = Stop::graceful;
         }
+        if (first && stopping_) stopping_();
     };
     Clock::time_point next_beat = Clock::now() + heartbeat_interval_;
     const auto post_beat = [this] {
