@@ -52,6 +52,16 @@ struct QuietClient {
     }
 };
 
+// One idle connection kept, for good (no keepalive_timeout).
+weft::fastcgi::UpstreamOptions pool_options(const Backlog& server, unsigned max_conns) {
+    return {.name = "test",
+            .servers = {server.address},
+            .keepalive = 1,
+            .max_conns = max_conns,
+            .queue_timeout_ms = 3'000,
+            .keepalive_timeout_ms = 0};
+}
+
 // A group of two loops sharing `upstream`: loop 0 takes a connection, keeps
 // it idle and stops the group; with nothing left to run it ends at once.
 // Loop 1 still serves a request, which runs `then` after loop 0 has ended,
@@ -90,12 +100,7 @@ TEST_CASE("upstream: a connection kept on a loop that has ended goes to a waiter
           "[fastcgi]") {
     SignalsBlocked blocked;
     Backlog server;
-    Upstream upstream({.name = "test",
-                       .servers = {server.address},
-                       .keepalive = 1,
-                       .max_conns = 1,
-                       .queue_timeout_ms = 3'000,
-                       .keepalive_timeout_ms = 0});
+    Upstream upstream(pool_options(server, 1));
     // The pool's one connection is idle on loop 0: handed over, or none
     // frees up until queue_timeout.
     AcquireError error = AcquireError::none;
@@ -113,11 +118,7 @@ TEST_CASE("upstream: a connection kept on a loop that has ended goes to a waiter
 TEST_CASE("upstream: a stall closes a connection kept on a loop that has ended", "[fastcgi]") {
     SignalsBlocked blocked;
     Backlog server;
-    Upstream upstream({.name = "test",
-                       .servers = {server.address},
-                       .keepalive = 1,
-                       .max_conns = 2,
-                       .keepalive_timeout_ms = 0});
+    Upstream upstream(pool_options(server, 2));
     // A new connection on loop 1 that never answers stalls (it may sit in
     // the backlog behind the child the idle one holds): the idle one is
     // closed, on loop 0, within a few of its ticks.
