@@ -12,7 +12,7 @@ struct SignalsBlocked {
     SignalsBlocked() {
         sigset_t set;
         sigemptyset(&set);
-        for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&set, s);
+        for (int s : {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1}) sigaddset(&set, s);
         pthread_sigmask(SIG_BLOCK, &set, &previous);
     }
     ~SignalsBlocked() { pthread_sigmask(SIG_SETMASK, &previous, nullptr); }

@@ -57,6 +57,8 @@ threads = 2
 keep_alive_timeout = 15s
 request_timeout = 10s
 send_timeout = 30s
+drain_delay = 5s
+shutdown_timeout = 30s
 max_request_body = 16M
 access_log = off
 error_log = stderr
@@ -119,6 +121,7 @@ site {
     CHECK((c.user == "www-data" && c.group == "adm"));
     CHECK(c.keep_alive_timeout == 15s);
     CHECK(c.send_timeout == 30s);
+    CHECK((c.drain_delay == 5s && c.shutdown_timeout == 30s));
     CHECK(c.max_request_body == 16u << 20);
     REQUIRE(c.listeners.size() == 2);
     CHECK(c.listeners[1].to_string() == "unix:/run/weft.sock");
@@ -156,6 +159,7 @@ TEST_CASE("an empty configuration is the defaults, on 127.0.0.1:8080", "[config]
     CHECK(c.request_timeout == 10s);
     CHECK(c.body_timeout == 60s);
     CHECK(c.send_timeout == 60s);
+    CHECK((c.drain_delay == 0s && c.shutdown_timeout == 10s));
     CHECK(c.max_request_body == 16u << 20);
     CHECK(c.access_log == "off");
     CHECK((c.user.empty() && c.group.empty()));

@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
     // ever takes them (loop_group.hpp).
     sigset_t signals;
     sigemptyset(&signals);
-    for (int signo : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&signals, signo);
+    for (int signo : {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1}) sigaddset(&signals, signo);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     ::signal(SIGPIPE, SIG_IGN);
     // A reload re-reads the file by the path it had at start.

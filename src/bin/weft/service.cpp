@@ -47,6 +47,8 @@ LoopGroup::Options loop_options(const config::Config& config) {
     LoopGroup::Options options;
     options.threads = config.threads;
     options.defer_accept = true; // HTTP clients speak first
+    options.grace = config.shutdown_timeout;
+    options.drain_delay = config.drain_delay;
     return options;
 }
 
@@ -235,6 +237,7 @@ void Service::reload() {
         loops_.close_listener(listener.bound);
         return true;
     });
+    loops_.set_stop_times(next->shutdown_timeout, next->drain_delay);
     config_ = std::move(*next);
     ++reloads_;
     describe(*built_.back(), loops_.listening_on());

@@ -151,6 +151,12 @@ struct Config {
     milliseconds request_timeout{10'000}; // to receive a whole request head
     milliseconds body_timeout{60'000};    // between two reads of a request body
     milliseconds send_timeout{60'000};    // between two writes of a response
+    // After SIGTERM: serving on, each response closing its connection, for
+    // drain_delay; then running requests have shutdown_timeout to finish.
+    // 10 s: a stop ends in a known time, well within the unit's
+    // TimeoutStopSec (conf/weft.service), which must exceed the two summed.
+    milliseconds drain_delay{0};
+    milliseconds shutdown_timeout{10'000};
     std::uint64_t max_request_body = 16u << 20;
     std::string access_log = "off"; // off | stderr | a path
     std::string error_log = "stderr";

@@ -739,6 +739,8 @@ const Key<Config> kTopKeys[] = {
     {"request_timeout", field<Config, &Config::request_timeout, &Parser::duration>},
     {"body_timeout", field<Config, &Config::body_timeout, &Parser::duration>},
     {"send_timeout", field<Config, &Config::send_timeout, &Parser::duration>},
+    {"drain_delay", field<Config, &Config::drain_delay, &Parser::duration>},
+    {"shutdown_timeout", field<Config, &Config::shutdown_timeout, &Parser::duration>},
     {"max_request_body", field<Config, &Config::max_request_body, &Parser::size>},
     {"access_log", field<Config, &Config::access_log, &Parser::text>},
     {"error_log", field<Config, &Config::error_log, &Parser::text>},

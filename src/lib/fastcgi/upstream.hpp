@@ -16,6 +16,9 @@
 // it is handed over (left by this loop's epoll, joined to that one's), and an
 // idle one on a loop with nothing to do is handed over the same way when
 // another loop needs it. No idle connection waits while a request queues.
+// A connection is only ever touched by its loop's thread; so that a stop
+// does not leave one out of reach, a loop that has ended its requests stays
+// on its thread running posted calls (Loop::linger) until every loop has.
 //
 // Kept connections never hold a child that a request of ours waits for:
 // - A new connection with no answer byte after kStallMs may sit in the

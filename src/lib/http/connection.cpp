@@ -307,7 +307,7 @@ Connection::Next Connection::handle(std::size_t head_size) {
     if (!exchange.finished()) next = Next::close; // a body cut short: only closing tells
     if (server_.access_log) log(exchange);
     if (next == Next::keep_alive &&
-        (!request_.keep_alive || exchange.closing() || Loop::current()->stopping())) {
+        (!request_.keep_alive || exchange.closing() || Loop::current()->closing_connections())) {
         // Bytes the client sent after a request we end on must not reset the
         // connection before it reads the answer.
         next = !body_.done() || unread_input() ? Next::linger : Next::close;

@@ -188,7 +188,7 @@ int Exchange::send_head(std::uint64_t length, std::string_view body, bool more,
         }
     }
     if (!request_->keep_alive || body_.awaits_continue()) close_after_ = true;
-    if (Loop* loop = Loop::current(); loop && loop->stopping()) close_after_ = true;
+    if (Loop* loop = Loop::current(); loop && loop->closing_connections()) close_after_ = true;
 
     char lead[kLeadRoom];
     char* p = put_head_start(lead, status_);

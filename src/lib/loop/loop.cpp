@@ -735,6 +735,7 @@ void Loop::stop(std::chrono::milliseconds grace) {
         return;
     }
     stopping_ = true;
+    closing_connections_ = true;
     stop_deadline_ = deadline;
     for (Listener& listener : listeners_) {
         if (listener.fd < 0) continue; // removed
@@ -791,6 +792,29 @@ void Loop::run() {
     abort_all();
     running_loop_ = false;
     current_ = nullptr;
+}
+
+void Loop::linger() {
+    assert(stopping_ && live_tasks_ == 0);
+    current_ = this;
+    running_loop_ = true;
+    epoll_event events[kMaxEvents];
+    while (!lingering_ended_) {
+        ++stats_.epoll_wait;
+        const int n =
+            epoll_wait(epoll_fd_, events, kMaxEvents, static_cast<int>(timers_.next_timeout(now_)));
+        now_ = read_clock();
+        for (int i = 0; i < n; ++i) dispatch(events[i]);
+        timers_.advance(now_);
+        run_deferred();
+        abort_all(); // stopped: a task a posted call started has no time left
+    }
+    running_loop_ = false;
+    current_ = nullptr;
+}
+
+void Loop::end_lingering() {
+    post([this] { lingering_ended_ = true; });
 }
 
 } // namespace weft

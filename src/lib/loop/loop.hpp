@@ -105,11 +105,24 @@ public:
     int open();
     // Runs until stopped and every task has ended; on its own thread.
     void run();
+    // After run(), for a loop of a group: runs the calls posted to it, and
+    // its timers, until end_lingering(). The other loops may still hand it
+    // work (an upstream's connection kept here, for a request of theirs):
+    // done now, by this loop's thread, not when the loop is destroyed.
+    void linger();
+    // Ends linger(), or the one to come; from any thread.
+    void end_lingering();
     // Stops accepting, closes parked connections, lets running tasks finish
     // for `grace`, then destroys the rest. Loop thread only; from elsewhere,
     // post() it. A second call can only shorten the grace.
     void stop(std::chrono::milliseconds grace);
     bool stopping() const { return stopping_; }
+    // Keeps serving, but each response from now on closes its connection
+    // (Connection: close): a drain before a stop, so that clients reconnect,
+    // through a load balancer, elsewhere. Loop thread only; stop() does it
+    // too.
+    void close_connections() { closing_connections_ = true; }
+    bool closing_connections() const { return closing_connections_; }
     bool past_deadline() const { return stopping_ && now_ >= stop_deadline_; }
 
     // A handler for connections (setup, before run()), and a listening
@@ -176,7 +189,7 @@ public:
 
     // Runs `fn` on this loop's thread, soon; callable from any thread. Calls
     // posted before the loop wakes are run in one batch; calls posted after
-    // the loop stopped run when it is destroyed.
+    // run() returned run in linger(), or else when the loop is destroyed.
     void post(std::function<void()> fn);
     // Runs `fn` after this tick's events; loop thread only.
     void defer(std::function<void()> fn);
@@ -287,6 +300,8 @@ private:
     bool fs_watch_failed_ = false;
     bool running_loop_ = false;
     bool stopping_ = false;
+    bool closing_connections_ = false;
+    bool lingering_ended_ = false;
     std::uint64_t stop_deadline_ = 0;
     int parked_head_ = -1; // this loop's parked connections, linked through their entries
     // Parked connections with a ParkedState whose timeout fired, or whose

@@ -22,7 +22,7 @@ namespace {
 sigset_t handled_signals() {
     sigset_t set;
     sigemptyset(&set);
-    for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&set, s);
+    for (int s : {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1}) sigaddset(&set, s);
     return set;
 }
 
@@ -229,6 +229,13 @@ void LoopGroup::stop_loops(std::chrono::milliseconds grace) {
     }
 }
 
+void LoopGroup::drain_loops() {
+    for (auto& loop : loops_) {
+        Loop* l = loop.get();
+        l->post([l] { l->close_connections(); });
+    }
+}
+
 void LoopGroup::run() {
     // Threads inherit the mask: block first, then start them.
     const sigset_t signals = handled_signals();
@@ -252,17 +259,31 @@ void LoopGroup::run() {
             loops_[i]->run();
             ++loops_ended_;
             notify(control_fd_);
+            // Until every loop has ended: the others may still hand it work.
+            loops_[i]->linger();
         });
     }
 
-    bool stopping = false;
-    const auto begin_stop = [&] {
-        // A second one means now.
-        if (!stopping && stopping_) stopping_();
-        stop_loops(stopping ? std::chrono::milliseconds(0) : options_.grace);
-        stopping = true;
-    };
     using Clock = std::chrono::steady_clock;
+    enum class Stop { no, draining, graceful, now } stop = Stop::no;
+    Clock::time_point drain_end{};
+    const auto begin_stop = [&](bool at_once) {
+        const bool first = stop == Stop::no;
+        // The loops are told first: once the hook has said so (STOPPING=1),
+        // a new connection finds its loop stopping or draining.
+        if (at_once || !first) { // a second one means now
+            stop_loops(std::chrono::milliseconds(0));
+            stop = Stop::now;
+        } else if (options_.drain_delay.count() > 0) {
+            drain_loops();
+            drain_end = Clock::now() + options_.drain_delay;
+            stop = Stop::draining;
+        } else {
+            stop_loops(options_.grace);
+            stop = Stop::graceful;
+        }
+        if (first && stopping_) stopping_();
+    };
     Clock::time_point next_beat = Clock::now() + heartbeat_interval_;
     const auto post_beat = [this] {
         heartbeat_answers_ = 0;
@@ -270,10 +291,19 @@ void LoopGroup::run() {
     };
     if (heartbeat_) post_beat();
     while (loops_ended_ < loops_.size()) {
-        if (stop_asked_.exchange(false)) begin_stop();
+        if (stop_asked_.exchange(false)) begin_stop(false);
         int timeout = -1;
+        const Clock::time_point now = Clock::now();
+        if (stop == Stop::draining) {
+            if (now >= drain_end) {
+                stop_loops(options_.grace);
+                stop = Stop::graceful;
+            } else {
+                timeout = static_cast<int>(
+                    std::chrono::ceil<std::chrono::milliseconds>(drain_end - now).count());
+            }
+        }
         if (heartbeat_) {
-            const Clock::time_point now = Clock::now();
             if (now >= next_beat) {
                 if (heartbeat_answers_ == loops_.size()) {
                     heartbeat_();
@@ -281,8 +311,9 @@ void LoopGroup::run() {
                 }
                 next_beat = now + heartbeat_interval_;
             }
-            timeout = static_cast<int>(
+            const int beat = static_cast<int>(
                 std::chrono::ceil<std::chrono::milliseconds>(next_beat - now).count());
+            timeout = timeout < 0 ? beat : std::min(timeout, beat);
         }
         pollfd fds[2] = {{control_fd_, POLLIN, 0}, {signal_fd, POLLIN, 0}};
         if (poll(fds, signal_fd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR) break;
@@ -306,10 +337,16 @@ void LoopGroup::run() {
             switch (info.ssi_signo) {
             case SIGTERM:
             case SIGINT:
-                begin_stop();
+                begin_stop(false);
+                break;
+            case SIGQUIT:
+                begin_stop(true);
                 break;
             case SIGHUP:
-                if (reload_ && !stopping) reload_();
+                if (stop != Stop::no)
+                    std::fprintf(stderr, "weft: SIGHUP: stopping, the configuration stays\n");
+                else if (reload_)
+                    reload_();
                 break;
             case SIGUSR1:
                 if (reopen_logs_) reopen_logs_();
@@ -317,6 +354,7 @@ void LoopGroup::run() {
             }
         }
     }
+    for (auto& loop : loops_) loop->end_lingering();
     for (std::thread& t : threads_) t.join();
     threads_.clear();
 

@@ -2,11 +2,16 @@
 // The server's loops: one per thread, started together, sharing one fd table,
 // stopped together.
 //
-// Signals (after Parrot): run() blocks SIGTERM, SIGINT, SIGHUP and SIGUSR1 in
-// every thread, receives them in one place through a signalfd, and
-// broadcasts them to the loops: SIGTERM or SIGINT stop gracefully (a second
-// one stops at once), SIGHUP and SIGUSR1 run the reload and reopen-logs
-// functions on run()'s thread. SIGPIPE is ignored.
+// Signals (after Parrot): run() blocks SIGTERM, SIGINT, SIGQUIT, SIGHUP and
+// SIGUSR1 in every thread, receives them in one place through a signalfd,
+// and broadcasts them to the loops: SIGTERM or SIGINT stop gracefully (a
+// second one stops at once), SIGQUIT stops at once, SIGHUP and SIGUSR1 run
+// the reload and reopen-logs functions on run()'s thread. SIGPIPE is ignored.
+//
+// A graceful stop: the stopping hook is called at once; for drain_delay the
+// loops still accept and serve, each response closing its connection (a
+// load balancer takes the server out meanwhile); then they stop accepting,
+// and running requests have `grace` to finish before the rest are cut.
 
 #include "loop/loop.hpp"
 #include "util/address.hpp"
@@ -25,10 +30,11 @@ namespace weft {
 class LoopGroup {
 public:
     struct Options {
-        unsigned threads = 0;                    // 0: one loop per CPU this process may run on
-        bool pin_cpus = false;                   // loop i runs on the i-th of those CPUs
-        std::chrono::milliseconds grace{10'000}; // for running requests at stop
-        bool defer_accept = false;               // listener.hpp's ListenOptions
+        unsigned threads = 0;                     // 0: one loop per CPU this process may run on
+        bool pin_cpus = false;                    // loop i runs on the i-th of those CPUs
+        std::chrono::milliseconds grace{10'000};  // for running requests at stop
+        std::chrono::milliseconds drain_delay{0}; // serving on after SIGTERM
+        bool defer_accept = false;                // listener.hpp's ListenOptions
     };
     using Hook = std::function<void(Loop&)>;
 
@@ -77,11 +83,19 @@ public:
     // loops before this has run by then.
     void after_round(Hook each, std::function<void()> then);
 
-    // Called on run()'s thread for SIGHUP.
+    // Options::grace and drain_delay for a stop that begins later; on run()'s
+    // thread (a reload), or before run().
+    void set_stop_times(std::chrono::milliseconds grace, std::chrono::milliseconds drain_delay) {
+        options_.grace = grace;
+        options_.drain_delay = drain_delay;
+    }
+
+    // Called on run()'s thread for SIGHUP (not once a stop has begun).
     void on_reload(std::function<void()> fn) { reload_ = std::move(fn); }
     // Called on run()'s thread for SIGUSR1.
     void on_reopen_logs(std::function<void()> fn) { reopen_logs_ = std::move(fn); }
-    // Called on run()'s thread when a graceful stop begins (SIGTERM, stop()).
+    // Called on run()'s thread when a stop begins (SIGTERM, stop(),
+    // SIGQUIT), before drain_delay.
     void on_stopping(std::function<void()> fn) { stopping_ = std::move(fn); }
     // Called on run()'s thread every `interval`, but only when every loop has
     // run a call posted to it since the last time: proof that the loops
@@ -116,6 +130,7 @@ private:
     // from its next turn.
     int watch(const Listening& listening, std::uint16_t handler, std::string& error);
     void close_sockets(const Listening& listening);
+    void drain_loops();
 
     Options options_;
     FdTable table_;
