@@ -118,13 +118,18 @@ class LogOwners(unittest.TestCase):
         self.logs = os.path.join(self.dir, "logs")
         os.makedirs(self.logs)
 
-    def run_weft(self, access_log, error_log, stdout, stderr):
+    def write_conf(self, access_log, error_log):
+        """The configuration's path and port."""
         port = free_port()
         conf = os.path.join(self.dir, "weft.conf")
         with open(conf, "w") as f:
             f.write(f"threads = 1\nuser = nobody\naccess_log = {access_log}\n"
                     f"error_log = {error_log}\nlistener 127.0.0.1:{port}\n"
                     f"site {{\n    root = {self.dir}/www\n    files / {{\n    }}\n}}\n")
+        return conf, port
+
+    def run_weft(self, access_log, error_log, stdout, stderr):
+        conf, port = self.write_conf(access_log, error_log)
         process = subprocess.Popen([WEFT, "-c", conf], stdout=stdout, stderr=stderr)
         self.addCleanup(stop, process)
         deadline = time.monotonic() + 10
@@ -162,12 +167,7 @@ class LogOwners(unittest.TestCase):
         self.assertEqual(os.stat(target).st_uid, 0)  # a link: not handed to nobody
 
     def start_weft(self, access_log, error_log):
-        port = free_port()
-        conf = os.path.join(self.dir, "weft.conf")
-        with open(conf, "w") as f:
-            f.write(f"threads = 1\nuser = nobody\naccess_log = {access_log}\n"
-                    f"error_log = {error_log}\nlistener 127.0.0.1:{port}\n"
-                    f"site {{\n    root = {self.dir}/www\n    files / {{\n    }}\n}}\n")
+        conf, _ = self.write_conf(access_log, error_log)
         return subprocess.run([WEFT, "-c", conf], capture_output=True, text=True, timeout=10)
 
     def test_dev_stdout_and_dev_stderr_stay_the_callers(self):
