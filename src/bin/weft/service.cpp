@@ -182,47 +182,44 @@ void Service::reload() {
         return done(changed + " change only at a restart");
 
     // Everything that can fail, first: the server, the error log, the new
-    // listeners. A failure undoes what was done.
+    // listeners (opened, not served yet). A failure undoes what was done.
     std::string error;
     std::unique_ptr<BuiltServer> built = build_server(*next, error, Build::serving, &pools_);
-    if (!built) {
-        pools_.abandon();
-        return done(error);
-    }
-    const bool new_error_log = next->error_log != config_.error_log;
     int saved_error_log = -1;
-    if (new_error_log) {
+    const std::size_t kept = listeners_.size();
+    const auto undo = [&] {
+        while (listeners_.size() > kept) {
+            loops_.close_listener(listeners_.back().bound);
+            listeners_.pop_back();
+        }
+        loops_.watch_held();
+        if (saved_error_log >= 0) {
+            ::dup2(saved_error_log, 2);
+            ::close(saved_error_log);
+        }
+        built.reset();
+        pools_.abandon();
+        done(error);
+    };
+    if (!built) return undo();
+    if (next->error_log != config_.error_log) {
         saved_error_log = ::fcntl(2, F_DUPFD_CLOEXEC, 3);
         if (open_error_log(next->error_log, first_stderr_, error) != 0) {
             if (saved_error_log >= 0) ::close(saved_error_log);
-            built.reset();
-            pools_.abandon();
-            return done(error);
+            saved_error_log = -1; // fd 2 did not change
+            return undo();
         }
     }
     const auto listed = [](const std::vector<Address>& list, const Address& a) {
         return std::find(list.begin(), list.end(), a) != list.end();
     };
-    const std::size_t kept = listeners_.size();
-    for (const Address& address : next->listeners) {
-        if (listed(config_.listeners, address)) continue;
-        if (listen(address, error) != 0) {
-            while (listeners_.size() > kept) {
-                loops_.close_listener(listeners_.back().bound);
-                listeners_.pop_back();
-            }
-            if (saved_error_log >= 0) {
-                ::dup2(saved_error_log, 2);
-                ::close(saved_error_log);
-            }
-            built.reset();
-            pools_.abandon();
-            return done(error);
-        }
-    }
+    loops_.hold_new_listeners();
+    for (const Address& address : next->listeners)
+        if (!listed(config_.listeners, address) && listen(address, error) != 0) return undo();
     if (saved_error_log >= 0) ::close(saved_error_log);
 
-    // Commit: nothing fails from here.
+    // Commit: nothing fails from here. Each loop takes the new server, then
+    // the new listeners.
     pools_.commit();
     http::Server& server = built->server;
     serving_->prepare(server);
@@ -230,6 +227,7 @@ void Service::reload() {
         Loop& loop = loops_.loop(i);
         loop.post([this, &loop, &server] { serving_->replace(loop, server); });
     }
+    loops_.watch_held();
     built_.push_back(std::move(built));
     // The listeners the file no longer names.
     std::erase_if(listeners_, [&](const Listener& listener) {

@@ -112,9 +112,7 @@ int LoopGroup::listen(const Address& address, std::uint16_t handler, std::string
                 listening.bound = Address::of_socket(fd).value_or(listening.bound);
         }
     }
-    if (const int rc = watch(listening, handler, error)) return rc;
-    listening_.push_back(std::move(listening));
-    return 0;
+    return keep(std::move(listening), handler, error);
 }
 
 int LoopGroup::adopt(int fd, const Address& address, std::uint16_t handler, std::string& error,
@@ -122,9 +120,26 @@ int LoopGroup::adopt(int fd, const Address& address, std::uint16_t handler, std:
     if (address.kind() != Address::Kind::unix_path)
         tune_tcp_listener(fd, {.defer_accept = options_.defer_accept});
     Listening listening{address, {fd}, true, keep_open, {}};
-    if (const int rc = watch(listening, handler, error)) return rc;
+    return keep(std::move(listening), handler, error);
+}
+
+int LoopGroup::keep(Listening listening, std::uint16_t handler, std::string& error) {
+    listening.handler = handler;
+    listening.held = running_ && holding_;
+    if (!listening.held)
+        if (const int rc = watch(listening, handler, error)) return rc;
     listening_.push_back(std::move(listening));
     return 0;
+}
+
+void LoopGroup::watch_held() {
+    holding_ = false;
+    std::string error; // running: a loop that cannot watch it says so itself
+    for (Listening& listening : listening_) {
+        if (!listening.held) continue;
+        listening.held = false;
+        watch(listening, listening.handler, error);
+    }
 }
 
 int LoopGroup::watch(const Listening& listening, std::uint16_t handler, std::string& error) {
@@ -160,6 +175,11 @@ bool LoopGroup::close_listener(const Address& bound) {
     if (it == listening_.end()) return false;
     Listening listening = std::move(*it);
     listening_.erase(it);
+    if (listening.held) {
+        // No loop has seen it.
+        close_sockets(listening);
+        return true;
+    }
     if (!running_) {
         for (std::size_t i = 0; i < loops_.size(); ++i)
             loops_[i]->remove_listener(listening.fds[listening.shared ? 0 : i]);

@@ -67,6 +67,12 @@ public:
     int adopt(int fd, const Address& address, Loop::Handler handler, std::string& error) {
         return adopt(fd, address, add_handler(std::move(handler)), error);
     }
+    // While running: the listeners listen() and adopt() open from now are
+    // only opened (the kernel queues their connections), not yet watched by
+    // any loop, until watch_held(): a reload opens its new listeners before
+    // it commits, and serves them only once the loops serve its server.
+    void hold_new_listeners() { holding_ = true; }
+    void watch_held();
     // Stops listening on `bound` (as listening_on() names it): the loops stop
     // watching it at their next turn, and its sockets are closed once every
     // loop has (a unix socket's file is removed). Connections it gave stay.
@@ -123,12 +129,16 @@ private:
         bool shared = false;
         bool keep_open = false;  // the caller closes it (a passed socket)
         std::string socket_file; // a unix socket this group made; removed at close
+        std::uint16_t handler = 0;
+        bool held = false; // opened, not watched yet (hold_new_listeners)
     };
 
     void stop_loops(std::chrono::milliseconds grace);
     // Every loop watches `listening`'s sockets from now (before run()) or
     // from its next turn.
     int watch(const Listening& listening, std::uint16_t handler, std::string& error);
+    // Records `listening`, watched now or held.
+    int keep(Listening listening, std::uint16_t handler, std::string& error);
     void close_sockets(const Listening& listening);
     void drain_loops();
 
@@ -138,6 +148,7 @@ private:
     std::vector<Listening> listening_;
     std::vector<std::thread> threads_;
     bool running_ = false; // run() has started the loops
+    bool holding_ = false;
     std::mutex main_mutex_;
     std::vector<std::function<void()>> main_calls_; // run_on_main's, guarded by main_mutex_
     std::function<void()> reload_;
