@@ -36,6 +36,9 @@ class Chroot(ServerTestCase):
 
     @classmethod
     def setUpDir(cls, d):
+        # An ASan build's LeakSanitizer reads /proc at exit, which the jail
+        # has not: it would fail the exit, not find a leak.
+        os.environ["ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
         os.chmod(d, 0o755)
         jail = os.path.join(d, "jail")
         os.makedirs(os.path.join(jail, "www"))
