@@ -5,11 +5,13 @@ Usage: test_review_reload.py /path/to/weft
 """
 import os
 import signal
+import time
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import (Client, ServerTestCase, read, wait_for, write)  # noqa: E402
+from http_support import (Client, ServerTestCase, answers, wait_for, write)  # noqa: E402
+from php_support import unix_accepts  # noqa: E402
 
 RECEIVE_BUFFER = 20 * 1024  # src/lib/http/receive_buffer.hpp's kSize
 BIG = 16 * 1024 * 1024      # more than loopback's socket buffers hold
@@ -72,6 +74,52 @@ class PipelinedAcrossReload(ServerTestCase):
             answered += 1
         self.assertEqual(answered, 81)
         self.assertEqual(c.rest_until_close(5), b"")
+
+
+class UnixListenerBackAtOnce(ServerTestCase):
+    """A reload drops a unix listener and the next names it again while the
+    loops are still letting go of the old socket (its file was removed only
+    once they had): the path still answered, so the reload was refused as
+    "another server is listening" (7 of 100 reloads in a storm of 200)."""
+
+    CONF = CONF
+
+    @classmethod
+    def setUpDir(cls, d):
+        write(os.path.join(d, "www", "small.txt"), "s\n")
+
+    def conf(self, unix, access_log="off"):
+        text = CONF.replace("{port}", str(self.port)).replace("{dir}", self.dir)
+        text = text.replace("listener ", f"access_log = {access_log}\nlistener ", 1)
+        if unix:
+            text = text.replace("site {", f"listener unix:{self.sock}\nsite {{", 1)
+        write(self.weft.conf_path + ".new", text)
+        os.rename(self.weft.conf_path + ".new", self.weft.conf_path)
+
+    def test_a_unix_listener_dropped_and_named_again_in_one_turn(self):
+        self.sock = os.path.join(self.dir, "a.sock")
+        fifo = os.path.join(self.dir, "access.fifo")
+        os.mkfifo(fifo)
+        self.conf(unix=True)
+        self.weft.process.send_signal(signal.SIGHUP)
+        self.assertTrue(wait_for(lambda: unix_accepts(self.sock), 10), self.weft.stderr())
+        # Reload 1 drops the unix listener; opening its access log (a FIFO
+        # nobody reads yet) holds run()'s thread until we read, while SIGHUP
+        # 2 comes for a file that names the listener again: the two reloads
+        # then run in one turn, before the old socket's close has come back.
+        self.conf(unix=False, access_log=fifo)
+        self.weft.process.send_signal(signal.SIGHUP)
+        time.sleep(0.5)  # reload 1 read the file and waits on the FIFO
+        self.conf(unix=True)
+        self.weft.process.send_signal(signal.SIGHUP)
+        time.sleep(0.2)
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        self.addCleanup(os.close, reader)
+        self.assertTrue(wait_for(lambda: "(reload 3)" in self.weft.stderr()
+                                 or "reload:" in self.weft.stderr(), 10), self.weft.stderr())
+        self.assertNotIn("reload:", self.weft.stderr())
+        self.assertTrue(wait_for(lambda: unix_accepts(self.sock), 5), self.weft.stderr())
+        self.assertTrue(answers(self.port))
 
 
 if __name__ == "__main__":
