@@ -1,17 +1,19 @@
 """SIGHUP reload, as attacked: what a reload must never do to a request in
-flight (a pipelined request dropped, a listener's socket file lost).
+flight (a pipelined request dropped), to a listener named again at once,
+and what a stop raced with reloads did to requests queued for PHP.
 
 Usage: test_review_reload.py /path/to/weft
 """
 import os
 import signal
-import time
 import sys
+import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import (Client, ServerTestCase, answers, wait_for, write)  # noqa: E402
-from php_support import unix_accepts  # noqa: E402
+from http_support import (Client, ServerTestCase, Weft, answers, wait_for, write)  # noqa: E402
+from php_support import PhpFpm, require_php_fpm, unix_accepts  # noqa: E402
 
 RECEIVE_BUFFER = 20 * 1024  # src/lib/http/receive_buffer.hpp's kSize
 BIG = 16 * 1024 * 1024      # more than loopback's socket buffers hold
@@ -120,6 +122,44 @@ class UnixListenerBackAtOnce(ServerTestCase):
         self.assertNotIn("reload:", self.weft.stderr())
         self.assertTrue(wait_for(lambda: unix_accepts(self.sock), 5), self.weft.stderr())
         self.assertTrue(answers(self.port))
+
+
+class SecondStopWhileRequestsQueue(unittest.TestCase):
+    """A second SIGTERM (stop now) destroys the coroutines: one waiting in
+    an upstream's queue unwound without leaving it, and the request ahead
+    of it, unwinding in turn, handed its connection to that stack (ASan:
+    SEGV in Upstream::unlink_waiter; UBSan: a TriggerEvent at a misaligned
+    address; found racing SIGHUP with SIGTERM, 3 runs in 6)."""
+
+    def test_the_queue_is_left_when_a_stop_ends_the_wait(self):
+        require_php_fpm()
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        d = os.path.realpath(tmp.name)
+        write(os.path.join(d, "www", "slow.php"), "<?php sleep(3); echo 'x';\n")
+        fpm = PhpFpm(d, children=2)
+        self.addCleanup(fpm.stop)
+        conf = (f"threads = 1\nlistener 127.0.0.1:{{port}}\n"
+                f"upstream php {{\n    server = unix:{fpm.socket}\n    max_conns = 1\n}}\n"
+                f"site {{\n    root = {d}/www\n    fastcgi / {{\n        upstream = php\n"
+                f"    }}\n}}\n")
+        weft = Weft(d, conf)
+        self.addCleanup(weft.kill)
+        clients = []
+        for _ in range(3):
+            c = Client(weft.port, timeout=10)
+            self.addCleanup(c.close)
+            c.send("GET /slow.php HTTP/1.1\r\nHost: a\r\n\r\n")
+            clients.append(c)
+        # One request runs in PHP, two wait for the pool's one connection.
+        fpm.wait_connections(lambda n: n == 1, what="the first request in PHP")
+        time.sleep(0.3)
+        weft.process.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        weft.process.send_signal(signal.SIGTERM)
+        self.assertEqual(weft.wait(), 0, weft.stderr())
+        self.assertNotIn("Sanitizer", weft.stderr())
+        self.assertNotIn("runtime error", weft.stderr())
 
 
 if __name__ == "__main__":

@@ -350,7 +350,20 @@ Backend* Upstream::acquire(ClientWatch& client, AcquireError& error) {
     }
     lock.unlock();
 
+    // A stop that destroys this coroutine while it waits unwinds through
+    // here: the waiter leaves the queue, or a connection freed later would
+    // be handed to a stack that is gone.
+    struct LeaveOnUnwind {
+        Upstream* upstream;
+        Waiter* waiter;
+        ~LeaveOnUnwind() {
+            if (!waiter) return;
+            std::lock_guard lock(upstream->mutex_);
+            if (waiter->queued) upstream->unlink_waiter(*waiter);
+        }
+    } leave{this, &waiter};
     const int waited = client.await(*waiter.wake, queue_timeout_ms_);
+    leave.waiter = nullptr;
     const bool client_gone = waited == -ECONNABORTED || waited == -ECANCELED;
 
     lock.lock();
