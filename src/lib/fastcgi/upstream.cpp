@@ -350,7 +350,28 @@ Backend* Upstream::acquire(ClientWatch& client, AcquireError& error) {
     }
     lock.unlock();
 
+    // A stop that destroys this coroutine while it waits unwinds through
+    // here: the waiter leaves the queue, or a connection freed later would
+    // be handed to a stack that is gone; what it was handed goes back.
+    struct LeaveOnUnwind {
+        Upstream* upstream;
+        Waiter* waiter;
+        ~LeaveOnUnwind() {
+            if (!waiter) return;
+            std::unique_lock lock(upstream->mutex_);
+            if (waiter->queued) {
+                upstream->unlink_waiter(*waiter);
+                return;
+            }
+            lock.unlock();
+            if (waiter->backend)
+                upstream->release(waiter->backend, false);
+            else
+                upstream->give_back_slot();
+        }
+    } leave{this, &waiter};
     const int waited = client.await(*waiter.wake, queue_timeout_ms_);
+    leave.waiter = nullptr;
     const bool client_gone = waited == -ECONNABORTED || waited == -ECANCELED;
 
     lock.lock();

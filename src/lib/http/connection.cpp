@@ -210,7 +210,9 @@ std::int64_t Connection::run() {
             if (n <= 0) return kClose;
             in_.end = static_cast<std::size_t>(n);
         }
-        if (*replaced_) return move_to_new_server();
+        // A full buffer cannot park (a parked head holds less than one): the
+        // old server answers its first request, and the rest moves.
+        if (*replaced_ && in_.end < kBufferSize) return move_to_new_server();
         parser_.reset();
         ParseStatus status;
         bool idle = false;

@@ -186,6 +186,12 @@ bool LoopGroup::close_listener(const Address& bound) {
         if (listening.shared) close_sockets(listening);
         return true;
     }
+    // A unix socket's path is free at once: a reload that names it again
+    // (before the loops have let go of this one) binds a new socket there.
+    if (!listening.socket_file.empty()) {
+        ::unlink(listening.socket_file.c_str());
+        listening.socket_file.clear();
+    }
     // Each loop lets go of its socket (closing its own); a shared one is
     // closed when none watches it any more.
     Hook each = [fds = listening.fds, shared = listening.shared](Loop& loop) {

@@ -75,7 +75,8 @@ public:
     void watch_held();
     // Stops listening on `bound` (as listening_on() names it): the loops stop
     // watching it at their next turn, and its sockets are closed once every
-    // loop has (a unix socket's file is removed). Connections it gave stay.
+    // loop has (a unix socket's file is removed at once, for a listener named
+    // again meanwhile). Connections it gave stay.
     // On run()'s thread, or before run(). false if nothing listens there.
     bool close_listener(const Address& bound);
     // The addresses listened on, ports resolved, in listen()/adopt() order.
