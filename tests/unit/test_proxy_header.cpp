@@ -255,3 +255,33 @@ TEST_CASE("version 2: headers above 4 KiB are invalid", "[proxy_header]") {
     CHECK(status_of(over.substr(0, 16)) == Status::invalid); // known from the length
     CHECK(status_of(v2(0x20, 0x00, std::string(65535, '\0')).substr(0, 16)) == Status::invalid);
 }
+
+// Captured from HAProxy 2.6.12 (Debian 12), a client bound to 127.0.0.2
+// connecting to HAProxy on 127.0.0.1.
+TEST_CASE("headers as HAProxy sends them", "[proxy_header]") {
+    // send-proxy
+    ProxyHeader h = parse_whole("PROXY TCP4 127.0.0.2 127.0.0.1 51196 19102\r\n");
+    CHECK(client_text(h) == "127.0.0.2:51196");
+
+    // send-proxy-v2 proxy-v2-options unique-id (empty): 127.0.0.2:41480
+    h = parse_whole(
+        "\x0D\x0A\x0D\x0A\x00\x0D\x0A\x51\x55\x49\x54\x0A\x21\x11\x00\x0F\x7F\x00\x00\x02"
+        "\x7F\x00\x00\x01\xA2\x08\x4A\x9C\x05\x00\x00"s);
+    CHECK(client_text(h) == "127.0.0.2:41480");
+    CHECK_FALSE(h.tls);
+
+    // check-send-proxy: health checks are LOCAL, family unspecified.
+    h = parse_whole("\x0D\x0A\x0D\x0A\x00\x0D\x0A\x51\x55\x49\x54\x0A\x20\x00\x00\x00"s);
+    CHECK_FALSE(h.has_client);
+
+    // A TLS frontend, proxy-v2-options ssl,authority,crc32c: the CRC32C TLV
+    // (HAProxy's sum), authority "example.test", PP2_TYPE_SSL with
+    // PP2_CLIENT_SSL and sub-TLV version "TLSv1.3".
+    h = parse_whole(
+        "\x0D\x0A\x0D\x0A\x00\x0D\x0A\x51\x55\x49\x54\x0A\x21\x11\x00\x34\x7F\x00\x00\x02"
+        "\x7F\x00\x00\x01\xCC\x36\x4A\x9F\x03\x00\x04\x2B\x42\x97\x69\x02\x00\x0C\x65\x78"
+        "\x61\x6D\x70\x6C\x65\x2E\x74\x65\x73\x74\x20\x00\x0F\x01\x00\x00\x00\x00\x21\x00"
+        "\x07\x54\x4C\x53\x76\x31\x2E\x33"s);
+    CHECK(client_text(h) == "127.0.0.2:52278");
+    CHECK(h.tls);
+}
