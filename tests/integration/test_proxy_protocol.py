@@ -26,6 +26,7 @@ from php_support import UPSTREAM_PHP, PhpTestCase, install_fixtures  # noqa: E40
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 
 CONF = """\
+request_timeout = 1s
 access_log = {dir}/access.log
 listener 127.0.0.1:{port} proxy_protocol
 site {
@@ -134,6 +135,25 @@ backend weft_v1
         self.assertLogged("/a.txt?split")
         line = [l for l in self.log().splitlines() if "/a.txt?split" in l]
         self.assertTrue(line[0].startswith("192.0.2.9 "), line[0])
+
+    def test_keep_alive_after_the_header(self):
+        # The header comes once, before the first request only.
+        c = self.connect()
+        c.send(b"PROXY TCP4 192.0.2.10 127.0.0.1 5555 80\r\nGET /a.txt?ka1 HTTP/1.1\r\nHost: a\r\n\r\n")
+        self.assertEqual(c.response().status, 200)
+        time.sleep(0.2)  # long enough for the connection to park between requests
+        c.send(b"GET /a.txt?ka2 HTTP/1.1\r\nHost: a\r\n\r\n")
+        self.assertEqual(c.response().status, 200)
+        self.assertLogged("/a.txt?ka2")
+        lines = [l for l in self.log().splitlines() if "/a.txt?ka" in l]
+        self.assertEqual(len(lines), 2, self.log())
+        self.assertTrue(all(l.startswith("192.0.2.10 ") for l in lines), lines)
+
+    def test_a_header_that_does_not_end_in_time(self):
+        c = self.connect()
+        c.send(b"PROXY TCP4 192.0.2.11")
+        # request_timeout is 1 s: closed, without a response, well within 8.
+        self.assertEqual(c.rest_until_close(8.0), b"")
 
     def test_v2_local_keeps_the_peer(self):
         c = self.connect()
