@@ -199,7 +199,7 @@ bool Connection::take_proxy_header() {
             in_.pos = header.consumed;
             return true;
         }
-        if (n > 0) continue;
+        if (n > 0 && !socket_.drained()) continue; // else an edge comes with more
         if (loop.now() >= deadline) return false;
         const std::int64_t woke =
             socket_.wait(kReadable, static_cast<std::uint32_t>(deadline - loop.now()));
