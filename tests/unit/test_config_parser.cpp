@@ -318,3 +318,13 @@ TEST_CASE("includes are relative to the including file, cycles and missing files
     CHECK(error.text() == files.dir + "/d.conf:3:15: expected on or off (or true/false, yes/no), "
                                       "not 'sometimes'");
 }
+
+TEST_CASE("a listener may require the PROXY protocol", "[config]") {
+    const Config c = load("listener 127.0.0.1:8080\nlistener [::1]:8081   proxy_protocol\n");
+    REQUIRE(c.listeners.size() == 2);
+    CHECK(c.listeners[1].to_string() == "[::1]:8081");
+    REQUIRE(c.proxy_protocol.size() == 1);
+    CHECK(c.proxy_protocol[0] == c.listeners[1]);
+    CHECK(failure("listener *:80 proxy\n") ==
+          "test.conf:1:10: expected 'proxy_protocol' after the listener's address, not 'proxy'");
+}

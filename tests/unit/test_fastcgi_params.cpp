@@ -92,11 +92,11 @@ TEST_CASE("params: a POST to a front controller, byte for byte", "[fastcgi]") {
     expected += pair(12, 33, "CONTENT_TYPE", "application/x-www-form-urlencoded");
     expected += pair(14, 1, "CONTENT_LENGTH", "7");
     expected += pair(13, 8, "DOCUMENT_ROOT", "/srv/app");
-    expected += pair(14, 4, "REQUEST_SCHEME", "http");
     expected += pair(17, 7, "GATEWAY_INTERFACE", "CGI/1.1");
     expected += pair(15, 4, "SERVER_SOFTWARE", "weft");
     expected += pair(15, 3, "REDIRECT_STATUS", "200");
     expected += pair(15, 8, "SERVER_PROTOCOL", "HTTP/1.1");
+    expected += pair(14, 4, "REQUEST_SCHEME", "http");
     expected += pair(11, 9, "REMOTE_ADDR", "127.0.0.1");
     expected += pair(11, 5, "REMOTE_PORT", "54321");
     expected += pair(11, 9, "SERVER_ADDR", "127.0.0.1");

@@ -85,12 +85,18 @@ int Service::start(std::string& error) {
         loops_.run_on_main([this, server] { release(server); });
     });
     handler_ = loops_.add_handler_each([this](std::size_t i) { return serving_->handler(i); });
+    proxied_handler_ =
+        loops_.add_handler_each([this](std::size_t i) { return serving_->handler(i, true); });
 
     // Socket activation: a listener systemd passed is used as it is; the
     // others are opened here. Every passed socket must be named.
     if (!systemd::match_passed_sockets(config_.listeners, passed_, error)) return -1;
     for (const Address& address : config_.listeners)
-        if (listen(address, error) != 0) return -1;
+        if (listen(address,
+                   std::find(config_.proxy_protocol.begin(), config_.proxy_protocol.end(),
+                             address) != config_.proxy_protocol.end(),
+                   error) != 0)
+            return -1;
     // Everything else is opened inside the chroot.
     if (!config_.chroot.empty()) systemd::connect_notify_socket();
     if (!config_.chroot.empty() && (::chroot(config_.chroot.c_str()) != 0 || ::chdir("/") != 0)) {
@@ -130,17 +136,18 @@ int Service::start(std::string& error) {
     return 0;
 }
 
-int Service::listen(const Address& address, std::string& error) {
+int Service::listen(const Address& address, bool proxied, std::string& error) {
+    const std::uint16_t handler = proxied ? proxied_handler_ : handler_;
     const auto passed = std::find_if(passed_.begin(), passed_.end(), [&](const auto& socket) {
         return socket.address && systemd::same_address(*socket.address, address);
     });
     if (passed != passed_.end()) {
         // Kept open across reloads (a reload that drops the listener and a
         // later one that names it again find it here); closed at exit.
-        if (loops_.adopt(passed->fd, address, handler_, error, true) != 0) return -1;
+        if (loops_.adopt(passed->fd, address, handler, error, true) != 0) return -1;
         std::printf("weft: %s: the socket systemd passed (fd %d)\n", address.to_string().c_str(),
                     passed->fd);
-    } else if (loops_.listen(address, handler_, error) != 0) {
+    } else if (loops_.listen(address, handler, error) != 0) {
         return -1;
     }
     listeners_.push_back({address, loops_.listening_on().back()});
@@ -159,6 +166,8 @@ std::string Service::start_only_changes(const config::Config& next) const {
     note(next.group != config_.group, "group");
     note(next.io_backend != config_.io_backend, "io_backend");
     note(next.chroot != config_.chroot, "chroot");
+    // A listener keeps the handler it was opened with.
+    note(next.proxy_protocol != config_.proxy_protocol, "proxy_protocol");
     return changed;
 }
 
@@ -215,7 +224,9 @@ void Service::reload() {
     };
     loops_.hold_new_listeners();
     for (const Address& address : next->listeners)
-        if (!listed(config_.listeners, address) && listen(address, error) != 0) return undo();
+        if (!listed(config_.listeners, address) &&
+            listen(address, listed(next->proxy_protocol, address), error) != 0)
+            return undo();
     if (saved_error_log >= 0) ::close(saved_error_log);
 
     // Commit: nothing fails from here. Each loop takes the new server, then

@@ -49,7 +49,8 @@ private:
     std::string start_only_changes(const config::Config& next) const;
     // Serves connections on `address` from now: a socket systemd passed
     // for it, or a new one. 0 or -1 with `error`.
-    int listen(const Address& address, std::string& error);
+    // `proxied`: its connections start with a PROXY protocol header.
+    int listen(const Address& address, bool proxied, std::string& error);
     void reopen_logs();
     // `server` (a BuiltServer's) runs no request on any loop: it goes.
     void release(http::Server* server);
@@ -72,6 +73,7 @@ private:
     std::unique_ptr<Serving> serving_; // outlives the loops' last posted calls
     LoopGroup loops_;
     std::uint16_t handler_ = 0;
+    std::uint16_t proxied_handler_ = 0; // for `listener ADDRESS proxy_protocol`
     unsigned reloads_ = 0;
 };
 

@@ -10,8 +10,10 @@ namespace weft {
 Serving::Serving(std::size_t loops, Released released)
     : current_(loops), released_(std::move(released)) {}
 
-Loop::Handler Serving::handler(std::size_t index) {
-    return [this, &current = current_[index], index](int fd) { return serve(fd, current, index); };
+Loop::Handler Serving::handler(std::size_t index, bool proxied) {
+    return [this, &current = current_[index], index, proxied](int fd) {
+        return serve(fd, current, index, proxied);
+    };
 }
 
 void Serving::start(http::Server& server) {
@@ -23,7 +25,7 @@ void Serving::prepare(http::Server& server) {
     server.use = std::make_unique<http::ServerUse>(current_.size());
 }
 
-std::int64_t Serving::serve(int fd, Current& current, std::size_t index) {
+std::int64_t Serving::serve(int fd, Current& current, std::size_t index, bool proxied) {
     http::Server& server = *current.server;
     // Counted off when the coroutine ends, and when a stop destroys it
     // suspended (its stack unwinds through this).
@@ -36,7 +38,7 @@ std::int64_t Serving::serve(int fd, Current& current, std::size_t index) {
         }
     } counted{*this, server, server.use->on_loop[index]};
     ++counted.here.connections;
-    return http::serve_connection(fd, server, &counted.here.replaced);
+    return http::serve_connection(fd, server, &counted.here.replaced, proxied);
 }
 
 void Serving::replace(Loop& loop, http::Server& server) {

@@ -27,8 +27,9 @@ public:
 
     Serving(std::size_t loops, Released released);
 
-    // Loop `index`'s connection handler.
-    Loop::Handler handler(std::size_t index);
+    // Loop `index`'s connection handler; `proxied`: for listeners whose
+    // connections start with a PROXY protocol header.
+    Loop::Handler handler(std::size_t index, bool proxied = false);
     // Before run(): every loop serves `server`.
     void start(http::Server& server);
     // Readies `server` to replace the running one, before any loop sees it.
@@ -42,7 +43,7 @@ private:
     struct alignas(64) Current {
         http::Server* server = nullptr;
     };
-    std::int64_t serve(int fd, Current& current, std::size_t index);
+    std::int64_t serve(int fd, Current& current, std::size_t index, bool proxied);
     // `server` was replaced on `loop` and runs no connection there.
     void leave(http::Server& server);
 

@@ -170,6 +170,10 @@ struct Config {
     // reload re-reads) is resolved inside it. Needs root.
     std::string chroot;
     std::vector<Address> listeners; // 127.0.0.1:8080 when none is given
+    // The listeners written `listener ADDRESS proxy_protocol`: each
+    // connection starts with a PROXY protocol header (v1 or v2) that names
+    // the client, or is closed without a response.
+    std::vector<Address> proxy_protocol;
     std::vector<Upstream> upstreams;
     std::vector<Site> sites;
 };

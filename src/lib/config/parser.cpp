@@ -765,7 +765,18 @@ const Key<Config> kTopKeys[] = {
      [](Parser& p, Config& c, const Located& at) {
          if (at.s.kind != Statement::Kind::directive)
              return p.fail(at, at.s.key_column, "write 'listener ADDRESS', without '='");
-         return p.address(at, at.s.value, c.listeners);
+         // A word after the address, not a block: `listener` is a one-line
+         // directive, and the word fits it without a second grammar.
+         const std::string_view value = at.s.value;
+         const std::size_t space = value.find_first_of(" \t");
+         if (space == std::string_view::npos) return p.address(at, value, c.listeners);
+         const std::string_view option = value.substr(value.find_first_not_of(" \t", space));
+         if (option != "proxy_protocol")
+             return p.fail_value(at,
+                                 "expected 'proxy_protocol' after the listener's address, not '" +
+                                     std::string(option) + "'");
+         return p.address(at, value.substr(0, space), c.listeners) &&
+                p.address(at, value.substr(0, space), c.proxy_protocol);
      },
      true},
 };

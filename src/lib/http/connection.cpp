@@ -2,6 +2,7 @@
 
 #include "http/exchange.hpp"
 #include "http/path.hpp"
+#include "http/proxy_header.hpp"
 #include "loop/io.hpp"
 #include "loop/loop.hpp"
 
@@ -89,13 +90,13 @@ Admission admit(const Request& request, const ServerOptions& options, const Rout
 
 } // namespace
 
-std::int64_t serve_connection(int fd, const Server& server, const bool* replaced) {
+std::int64_t serve_connection(int fd, const Server& server, const bool* replaced, bool proxied) {
     static constexpr bool kNever = false;
-    Connection connection(fd, server, replaced ? replaced : &kNever);
+    Connection connection(fd, server, replaced ? replaced : &kNever, proxied);
     return connection.run();
 }
 
-Connection::Connection(int fd, const Server& server, const bool* replaced)
+Connection::Connection(int fd, const Server& server, const bool* replaced, bool proxied)
     : server_(server), options_(server.options), replaced_(replaced),
       socket_(fd, server.options.send_timeout_ms), body_(socket_, in_, server.options),
       parser_(server.options.parser) {
@@ -107,6 +108,9 @@ Connection::Connection(int fd, const Server& server, const bool* replaced)
     Loop* loop = Loop::current();
     if (!loop) return;
     idle_ = loop->table()[fd].registered ? Idle::parked : Idle::fresh;
+    // A fresh coroutine of a proxied connection reads the header before it
+    // waits or parks (take_proxy_header), so a later one finds it gone.
+    awaiting_proxy_header_ = proxied && idle_ == Idle::fresh;
     if (ParkedState* parked = loop->take_parked(fd)) resume_head(parked);
 }
 
@@ -178,9 +182,35 @@ void Connection::resume_head(ParkedState* parked) {
     head->release(head);
 }
 
+bool Connection::take_proxy_header() {
+    Loop& loop = *Loop::current();
+    const std::uint64_t deadline = loop.now() + options_.request_timeout_ms;
+    for (;;) {
+        // Both versions' limits are below the buffer's: the parser decides
+        // before it fills.
+        const ssize_t n = socket_.receive_now(in_.bytes + in_.end, kBufferSize - in_.end);
+        if (n == 0 || (n < 0 && n != -EAGAIN)) return false;
+        if (n > 0) in_.end += static_cast<std::size_t>(n);
+        const ProxyHeader header = parse_proxy_header({in_.bytes, in_.end});
+        if (header.status == ProxyHeader::Status::invalid) return false;
+        if (header.status == ProxyHeader::Status::done) {
+            io::set_client(socket_.fd(), reinterpret_cast<const sockaddr*>(&header.client),
+                           header.has_client ? header.client_length : 0, header.tls);
+            in_.pos = header.consumed;
+            return true;
+        }
+        if (n > 0 && !socket_.drained()) continue; // else an edge comes with more
+        if (loop.now() >= deadline) return false;
+        const std::int64_t woke =
+            socket_.wait(kReadable, static_cast<std::uint32_t>(deadline - loop.now()));
+        if (woke < 0 && woke != kHangup) return false;
+    }
+}
+
 // --- the request loop ---------------------------------------------------------
 
 std::int64_t Connection::run() {
+    if (awaiting_proxy_header_ && !take_proxy_header()) return kClose;
     for (;;) {
         // The next request moves to the front of the buffer.
         if (in_.pos == in_.end) {

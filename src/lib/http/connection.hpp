@@ -36,13 +36,15 @@ class Exchange;
 // The loop's handler for a server's connections: the final Op for the loop.
 // `replaced`, when given, is the flag a reload sets when `server` is
 // replaced on this loop (ServerUse::OnLoop::replaced).
-std::int64_t serve_connection(int fd, const Server& server, const bool* replaced = nullptr);
+// `proxied`: the connection starts with a PROXY protocol header.
+std::int64_t serve_connection(int fd, const Server& server, const bool* replaced = nullptr,
+                              bool proxied = false);
 
 class Connection {
 public:
     static constexpr std::size_t kBufferSize = ReceiveBuffer::kSize;
 
-    Connection(int fd, const Server& server, const bool* replaced);
+    Connection(int fd, const Server& server, const bool* replaced, bool proxied = false);
     Connection(const Connection&) = delete;
     Connection& operator=(const Connection&) = delete;
 
@@ -63,6 +65,13 @@ private:
     // Parks with the head received so far, or answers 408 if its time is up.
     [[gnu::noinline]] std::int64_t park_head();
     [[gnu::noinline]] std::int64_t move_to_new_server();
+    // Reads the PROXY protocol header a proxied listener's connections start
+    // with, and strips it: the client it names becomes the connection's
+    // peer. false: invalid, absent or not whole within request_timeout (the
+    // connection closes without a response, as the protocol asks). It waits
+    // on this coroutine, not parked: a connection from a load balancer
+    // sends its header at once.
+    [[gnu::noinline]] bool take_proxy_header();
     // Parks again, with nothing of a request, under the deadline an earlier
     // coroutine parked the connection with (Idle::parked); closes past it.
     [[gnu::noinline]] std::int64_t park_again();
@@ -106,8 +115,9 @@ private:
     // coroutine).
     enum class Idle : std::uint8_t { fresh, parked, answered };
     Idle idle_ = Idle::fresh;
-    char remote_[48] = ""; // the peer's address for the access log, once written
-    char path_[8192];      // the decoded path: never longer than the request line
+    bool awaiting_proxy_header_ = false; // a fresh connection of a proxied listener
+    char remote_[48] = "";               // the client's address for the access log, once written
+    char path_[8192];                    // the decoded path: never longer than the request line
     ReceiveBuffer in_;
 };
 

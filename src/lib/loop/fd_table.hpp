@@ -52,6 +52,7 @@ static_assert(sizeof(FdEntry) == 64, "one entry per cache line");
 // syscall per request. A unix socket's ends hold only the family.
 struct alignas(64) SocketEnds {
     bool known;        // false: not accepted by a loop; look them up
+    bool tls;          // a PROXY protocol header said the client spoke TLS to the proxy
     sockaddr_in6 peer; // or a sockaddr_in, by its family
     sockaddr_in6 local;
 };

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace weft::io {
 
@@ -140,9 +141,20 @@ const SocketEnds* socket_ends(int fd) {
         length = sizeof ends.local;
         if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ends.local), &length) != 0)
             ends.local.sin6_family = AF_UNSPEC;
+        ends.tls = false;
         ends.known = true;
     }
     return &ends;
+}
+
+void set_client(int fd, const sockaddr* client, socklen_t length, bool tls) {
+    if (!socket_ends(fd)) return;
+    SocketEnds& ends = Loop::current()->table().ends(fd);
+    if (length > 0 && length <= sizeof ends.peer) {
+        ends.peer = {};
+        std::memcpy(&ends.peer, client, length);
+    }
+    ends.tls = tls;
 }
 
 int close(int fd) {

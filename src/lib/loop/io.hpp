@@ -84,6 +84,10 @@ inline ssize_t sendmsg_now(int fd, const msghdr* message, int flags) {
 // address it could not learn has family AF_UNSPEC); nullptr outside a loop
 // or for an fd beyond its table.
 const SocketEnds* socket_ends(int fd);
+// What a PROXY protocol header said of connection `fd`: the client (`length`
+// 0: the peer stays) and whether it spoke TLS to the proxy. socket_ends()
+// gives them from now on.
+void set_client(int fd, const sockaddr* client, socklen_t length, bool tls);
 
 // Closes an fd this coroutine awaited (Loop::close_fd), or any other fd.
 int close(int fd);

@@ -644,6 +644,7 @@ void Loop::accept_from(Listener& listener) {
             SocketEnds& ends = table_.ends(fd);
             ends.peer = peer;
             ends.local = listener.address;
+            ends.tls = false;
             length = sizeof ends.local;
             if (listener.wildcard &&
                 ::getsockname(fd, reinterpret_cast<sockaddr*>(&ends.local), &length) != 0)

@@ -58,6 +58,7 @@ void Endpoints::look_up(int fd) {
                  sizeof remote_port);
     address_text(ends->local, server_address, sizeof server_address, server_port,
                  sizeof server_port);
+    https = ends->tls;
 }
 
 void write_params(fastcgi::RecordWriter& w, const http::Request& request, const ScriptParams& p,
@@ -79,6 +80,8 @@ void write_params(fastcgi::RecordWriter& w, const http::Request& request, const 
     w.param("DOCUMENT_ROOT", p.document_root);
     w.encoded_params(p.fixed);
     w.param("SERVER_PROTOCOL", request.minor == 0 ? "HTTP/1.0" : "HTTP/1.1");
+    w.param("REQUEST_SCHEME", endpoints.https ? "https" : "http");
+    if (endpoints.https) w.param("HTTPS", "on");
     w.param("REMOTE_ADDR", endpoints.remote_address);
     w.param("REMOTE_PORT", endpoints.remote_port);
     w.param("SERVER_ADDR", endpoints.server_address);
@@ -109,7 +112,6 @@ void write_params(fastcgi::RecordWriter& w, const http::Request& request, const 
 
 std::string fixed_params() {
     std::string pairs;
-    fastcgi::encode_pair(pairs, "REQUEST_SCHEME", "http");
     fastcgi::encode_pair(pairs, "GATEWAY_INTERFACE", "CGI/1.1");
     fastcgi::encode_pair(pairs, "SERVER_SOFTWARE", "weft");
     // PHP built with --enable-force-cgi-redirect wants it.

@@ -8,10 +8,11 @@
 // REQUEST_URI (the target as sent), DOCUMENT_URI (the normalised path, or the
 // script a front controller runs), QUERY_STRING, REQUEST_METHOD, CONTENT_TYPE
 // and CONTENT_LENGTH (empty when there is no body), DOCUMENT_ROOT,
-// SERVER_PROTOCOL, REQUEST_SCHEME, GATEWAY_INTERFACE, SERVER_SOFTWARE,
-// REMOTE_ADDR, REMOTE_PORT, SERVER_ADDR, SERVER_PORT, SERVER_NAME,
-// REDIRECT_STATUS; then every request field as HTTP_*, and the handler's
-// own `params { }` last.
+// GATEWAY_INTERFACE, SERVER_SOFTWARE, REDIRECT_STATUS, SERVER_PROTOCOL,
+// REQUEST_SCHEME (https, and HTTPS=on, when a PROXY protocol header said the
+// client spoke TLS to the proxy), REMOTE_ADDR, REMOTE_PORT (the client a
+// PROXY header named, else the peer), SERVER_ADDR, SERVER_PORT, SERVER_NAME; then every request
+// field as HTTP_*, and the handler's own `params { }` last.
 //
 // Request fields: repeated Cookie fields are joined with "; ", other
 // repeated fields with ", ". Not passed: Proxy (HTTP_PROXY would become the
@@ -35,6 +36,7 @@ struct Endpoints {
     char remote_port[8] = "";
     char server_address[48] = "";
     char server_port[8] = "";
+    bool https = false; // the client spoke TLS (to a proxy that said so)
 
     // Both, from what the loop noted when it accepted the connection (a
     // syscall only for a connection it did not accept); unix sockets give
@@ -58,7 +60,7 @@ struct ScriptParams {
 };
 
 // The params that are the same for every request of a handler, encoded
-// once: REQUEST_SCHEME, GATEWAY_INTERFACE, SERVER_SOFTWARE, REDIRECT_STATUS.
+// once: GATEWAY_INTERFACE, SERVER_SOFTWARE, REDIRECT_STATUS.
 std::string fixed_params();
 // The handler's `params { }`, encoded once; they go last.
 std::string extra_params(const std::vector<std::pair<std::string, std::string>>& params);
