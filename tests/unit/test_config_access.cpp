@@ -3,6 +3,7 @@
 // file, line and column.
 
 #include "config/parser.hpp"
+#include "config_helpers.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -16,23 +17,8 @@ using namespace weft::config;
 
 namespace {
 
-const Environment kNoEnv = [](std::string_view) -> std::optional<std::string> {
-    return std::nullopt;
-};
-
-Config load(std::string_view text) {
-    ConfigError error;
-    auto config = load_text(text, "test.conf", kNoEnv, error);
-    INFO(error.text());
-    REQUIRE(config);
-    return *config;
-}
-
-std::string failure(std::string_view text) {
-    ConfigError error;
-    REQUIRE_FALSE(load_text(text, "test.conf", kNoEnv, error));
-    return error.text();
-}
+using test::failure;
+using test::load;
 
 std::string written(const AccessRules& rules) {
     std::string out;
