@@ -201,7 +201,7 @@ TEST_CASE("cidr/rules: first match wins, none allows", "[util]") {
     CHECK(AccessRules().allows(address("127.0.0.1")));
 
     // unix: only a unix socket's clients; all: every client.
-    IpAddress local;
+    IpAddress local{};
     local.family = IpAddress::Family::unix_socket;
     const AccessRules only_unix = rules({{true, "unix:"}, {false, "all"}});
     CHECK(only_unix.allows(local));

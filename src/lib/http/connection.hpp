@@ -116,9 +116,9 @@ private:
     enum class Idle : std::uint8_t { fresh, parked, answered };
     Idle idle_ = Idle::fresh;
     char remote_[48] = ""; // the peer's address for the access log, once written
-    IpAddress client_;     // family none until client_address() looks
     char path_[8192];      // the decoded path: never longer than the request line
     ReceiveBuffer in_;
+    IpAddress client_; // family none until client_address() looks
 };
 
 } // namespace weft::http

@@ -13,7 +13,7 @@ constexpr std::uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
 // ::ffff:a.b.c.d as a.b.c.d.
 IpAddress from_ipv6(const std::uint8_t (&bytes)[16]) {
-    IpAddress address;
+    IpAddress address{};
     if (std::memcmp(bytes, kMapped, sizeof kMapped) == 0) {
         address.family = IpAddress::Family::ipv4;
         std::memcpy(address.bytes, bytes + 12, 4);
@@ -31,7 +31,7 @@ bool is_whitespace(char c) {
 } // namespace
 
 IpAddress IpAddress::of(const sockaddr* address) {
-    IpAddress out;
+    IpAddress out{};
     if (!address) return out;
     switch (address->sa_family) {
     case AF_INET:
@@ -59,7 +59,7 @@ std::optional<IpAddress> IpAddress::parse(std::string_view text) {
     if (text.empty() || text.size() >= sizeof copy) return std::nullopt;
     std::memcpy(copy, text.data(), text.size());
     copy[text.size()] = '\0';
-    IpAddress address;
+    IpAddress address{};
     if (inet_pton(AF_INET, copy, address.bytes) == 1) {
         address.family = Family::ipv4;
         return address;

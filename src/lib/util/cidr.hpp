@@ -22,11 +22,14 @@
 
 namespace weft {
 
-// A client's address, as rules compare it: IPv4 in the first 4 bytes.
+// A client's address, as rules compare it: IPv4 in the first 4 bytes, the
+// rest zero. Default-initialised, only `family` is set (none): a
+// Connection's, constructed for every request that starts a coroutine, is
+// filled only when some rule asks; `IpAddress{}` zeroes the bytes too.
 struct IpAddress {
     enum class Family : std::uint8_t { none, ipv4, ipv6, unix_socket };
     Family family = Family::none;
-    std::uint8_t bytes[16] = {};
+    std::uint8_t bytes[16];
 
     // The address of a socket's peer (sockaddr_in, sockaddr_in6 or a unix
     // one); none for anything else.
@@ -56,7 +59,7 @@ public:
     friend bool operator==(const Cidr&, const Cidr&) = default;
 
 private:
-    IpAddress base_;
+    IpAddress base_{};
     std::uint8_t prefix_ = 0;
     // The prefix as masks over the address's two 64-bit halves (IPv4: the
     // first half's high 32 bits), so contains() is two ANDs and compares.
