@@ -1,7 +1,8 @@
 // The common await (an fd, a timer, a channel) allocates nothing: counted by
-// replacing operator new in this test binary. Not in ASan builds: ASan owns
-// operator new, and clang 14's ASan has no working malloc hook to count with.
+// replacing operator new in this test binary (allocation_count.hpp; not in
+// ASan builds).
 
+#include "allocation_count.hpp"
 #include "event/channel.hpp"
 #include "event/poll_event.hpp"
 #include "event/timer_event.hpp"
@@ -19,21 +20,8 @@
 #include <new>
 
 #if !WEFT_ASAN
-namespace {
-std::atomic<long> allocations{0};
-}
 
-void* operator new(std::size_t size) {
-    ++allocations;
-    if (void* p = std::malloc(size ? size : 1)) return p;
-    throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
-}
+using test::allocations;
 
 TEST_CASE("an await over an fd, a timer and a channel allocates nothing", "[event]") {
     test::EventLoop t;

@@ -6,6 +6,7 @@
 // character itself.
 
 #include "config/parser.hpp"
+#include "config_helpers.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -14,23 +15,9 @@ using namespace weft::config;
 
 namespace {
 
-const Environment kNoEnv = [](std::string_view) -> std::optional<std::string> {
-    return std::nullopt;
-};
-
-Config load(std::string_view text) {
-    ConfigError error;
-    auto config = load_text(text, "test.conf", kNoEnv, error);
-    INFO(error.text());
-    REQUIRE(config);
-    return *config;
-}
-
-std::string failure(std::string_view text) {
-    ConfigError error;
-    REQUIRE_FALSE(load_text(text, "test.conf", kNoEnv, error));
-    return error.text();
-}
+using test::failure;
+using test::kNoEnv;
+using test::load;
 
 // A site with `body` inside, as text.
 std::string site(std::string_view body) {

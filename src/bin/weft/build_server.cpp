@@ -27,6 +27,7 @@ std::unique_ptr<BuiltServer> build_server(const config::Config& config, std::str
             routed.handlers.push_back(std::move(handler));
         }
         if (!handlers::build_response_rules(nullptr, context, routed.rules, error)) return nullptr;
+        routed.access = handlers::build_access(nullptr, context);
         built->server.router.add_site(std::move(routed));
     }
     if (purpose == Build::serving && config.access_log != "off") {

@@ -3,6 +3,7 @@
 // time (docs/architecture.md, "Configuration"). Nothing downstream parses strings.
 
 #include "util/address.hpp"
+#include "util/cidr.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -79,6 +80,10 @@ struct HandlerCommon {
     std::optional<milliseconds> expires;
     std::vector<HeaderEdit> headers;
     std::vector<ErrorPage> error_pages;
+    // `allow_from` and `deny_from` lines in the order written (nginx's
+    // allow/deny): the first that matches the client decides, none allows.
+    // A handler with any replaces its site's (util/cidr.hpp).
+    AccessRules access;
 };
 
 struct ResponseHandler : HandlerCommon {
@@ -142,6 +147,7 @@ struct Site {
     // name (a header, a status) overrides the site's.
     std::vector<HeaderEdit> headers;
     std::vector<ErrorPage> error_pages;
+    AccessRules access; // for handlers without their own, and unrouted paths
     std::vector<Handler> handlers;
 };
 

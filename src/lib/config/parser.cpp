@@ -164,6 +164,15 @@ public:
         out = at.s.value;
         return true;
     }
+    // `allow_from` / `deny_from`: addresses and blocks appended, in order,
+    // to the one list both keys write (util/cidr.hpp).
+    bool access(const Located& at, bool allow, AccessRules& out) {
+        if (at.s.kind != Statement::Kind::assign)
+            return fail(at, at.s.value_column, "expected '=' after '" + at.s.key + "'");
+        std::string message;
+        if (!out.add(allow, at.s.value, message)) return fail_value(at, message);
+        return true;
+    }
     // Path patterns (util/path_pattern.hpp): `deny`, `scripts`.
     bool patterns(const Located& at, std::vector<std::string>& out) {
         out.clear();
@@ -543,6 +552,12 @@ const Key<HandlerCommon> kCommonKeys[] = {
          return error_page(p, h.error_pages, at);
      },
      true},
+    {"allow_from",
+     [](Parser& p, HandlerCommon& h, const Located& at) { return p.access(at, true, h.access); },
+     true},
+    {"deny_from",
+     [](Parser& p, HandlerCommon& h, const Located& at) { return p.access(at, false, h.access); },
+     true},
 };
 
 // What no handler may say, whatever its kind; or nullptr.
@@ -727,6 +742,12 @@ const Key<Site> kSiteKeys[] = {
     {"root", field<Site, &Site::root, &Parser::text>},
     {"error_page",
      [](Parser& p, Site& site, const Located& at) { return error_page(p, site.error_pages, at); },
+     true},
+    {"allow_from",
+     [](Parser& p, Site& site, const Located& at) { return p.access(at, true, site.access); },
+     true},
+    {"deny_from",
+     [](Parser& p, Site& site, const Located& at) { return p.access(at, false, site.access); },
      true},
 };
 

@@ -226,6 +226,14 @@ bool build_response_rules(const config::HandlerCommon* common, const BuildContex
     return true;
 }
 
+std::unique_ptr<const AccessRules> build_access(const config::HandlerCommon* common,
+                                                const BuildContext& context) {
+    const AccessRules& rules =
+        common && !common->access.empty() ? common->access : context.site.access;
+    if (rules.empty()) return nullptr;
+    return std::make_unique<const AccessRules>(rules);
+}
+
 std::unique_ptr<http::Handler> build_handler(const config::Handler& handler,
                                              const BuildContext& context, std::string& error) {
     // A kind without its create() does not compile.
@@ -237,6 +245,7 @@ std::unique_ptr<http::Handler> build_handler(const config::Handler& handler,
     std::unique_ptr<const http::ResponseRules> rules;
     if (!build_response_rules(&common, context, rules, error)) return nullptr;
     built->set_rules(std::move(rules));
+    built->set_access(build_access(&common, context));
     return built;
 }
 

@@ -79,6 +79,12 @@ std::optional<http::Route> route(const config::Route& route, std::string& error)
 bool build_response_rules(const config::HandlerCommon* common, const BuildContext& context,
                           std::unique_ptr<const http::ResponseRules>& out, std::string& error);
 
+// The access rules of a handler's `common` keys if it has any, else its
+// site's (as nginx's: a location with its own allow/deny inherits none of
+// the server's), or of the site alone (`common` null); null when none.
+std::unique_ptr<const AccessRules> build_access(const config::HandlerCommon* common,
+                                                const BuildContext& context);
+
 // The handler for `handler`, with its response rules; nullptr with a
 // one-line reason when it cannot be built (a root that does not open).
 std::unique_ptr<http::Handler> build_handler(const config::Handler& handler,

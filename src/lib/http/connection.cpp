@@ -306,7 +306,11 @@ Connection::Next Connection::handle(std::size_t head_size) {
     Exchange exchange(socket_, body_, server_.router, request_, admission.path);
     if (admission.verdict == Admission::Verdict::serve) {
         exchange.set_rules(admission.handler->rules());
-        admission.handler->serve(exchange);
+        // A denied client gets the handler's 403 (and its error page).
+        if (admits(admission.handler->access())) [[likely]]
+            admission.handler->serve(exchange);
+        else
+            exchange.send_error(403);
         if (!exchange.finished()) {
             // A route error page is served here, on this stack, not above
             // the handler that chose it.
@@ -350,6 +354,9 @@ Connection::Next Connection::handle(std::size_t head_size) {
 void Connection::refuse(Exchange& exchange, int status) {
     // A body we will not read (413) would be taken for the next request.
     if (status == 413) exchange.close_after();
+    // A path no handler takes is the site's: its access rules come first
+    // (as nginx's access phase, after the location is chosen).
+    if (status == 404 && !admits(server_.router.site_access(request_.host))) status = 403;
     // Refusals get the site's rules and error pages.
     exchange.set_rules(server_.router.site_rules(request_.host));
     exchange.send_error(status);
@@ -392,6 +399,16 @@ std::int64_t Connection::close_gracefully() {
         drained += static_cast<std::size_t>(n);
     }
     return kClose;
+}
+
+// --- the client ---------------------------------------------------------------
+
+const IpAddress& Connection::client_address() {
+    if (client_.family == IpAddress::Family::none) {
+        const SocketEnds* ends = io::socket_ends(socket_.fd());
+        if (ends) client_ = IpAddress::of(reinterpret_cast<const sockaddr*>(&ends->peer));
+    }
+    return client_;
 }
 
 // --- the access log -----------------------------------------------------------

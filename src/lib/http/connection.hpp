@@ -20,6 +20,7 @@
 #include "http/receive_buffer.hpp"
 #include "http/request.hpp"
 #include "http/server.hpp"
+#include "util/cidr.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -83,6 +84,14 @@ private:
     [[gnu::noinline]] void refuse(Exchange& exchange, int status);
     Next answer_bad_request(int status, std::string_view reason);
     void log(const Exchange& exchange);
+    // Whether `rules` (allow_from, deny_from; nullptr: none) let the client
+    // in: with none, one pointer test.
+    bool admits(const AccessRules* rules) { return !rules || rules->allows(client_address()); }
+    // The client's address, as access rules see it. Today the TCP peer the
+    // loop noted at accept (SocketEnds, no syscall), looked at once per
+    // coroutine; whatever learns the real client (the PROXY protocol) sets
+    // client_ instead.
+    [[gnu::noinline]] const IpAddress& client_address();
     // For the log of a head that did not parse: its first line as received,
     // cut at kLoggedLineMax bytes (a stray TLS hello has no line end at all).
     std::string_view received_line() const;
@@ -119,6 +128,7 @@ private:
     char remote_[48] = "";               // the client's address for the access log, once written
     char path_[8192];                    // the decoded path: never longer than the request line
     ReceiveBuffer in_;
+    IpAddress client_; // family none until client_address() looks
 };
 
 } // namespace weft::http

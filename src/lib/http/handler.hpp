@@ -6,6 +6,7 @@
 
 #include "http/response_rules.hpp"
 #include "http/route.hpp"
+#include "util/cidr.hpp"
 
 #include <memory>
 #include <string>
@@ -43,9 +44,16 @@ public:
     const ResponseRules* rules() const { return rules_.get(); }
     void set_rules(std::unique_ptr<const ResponseRules> rules) { rules_ = std::move(rules); }
 
+    // Who may be served (allow_from, deny_from: its own, else its site's),
+    // or nullptr for everyone; set once at build. A client it denies gets
+    // 403 before serve() runs.
+    const AccessRules* access() const { return access_.get(); }
+    void set_access(std::unique_ptr<const AccessRules> access) { access_ = std::move(access); }
+
 private:
     Route route_;
     std::unique_ptr<const ResponseRules> rules_;
+    std::unique_ptr<const AccessRules> access_;
 };
 
 } // namespace weft::http

@@ -26,6 +26,9 @@ public:
         std::vector<std::unique_ptr<Handler>> handlers;
         // The site's own response rules, for requests no handler takes.
         std::unique_ptr<const ResponseRules> rules;
+        // The site's allow_from/deny_from, for paths no handler takes
+        // (nullptr: everyone); handlers carry their own.
+        std::unique_ptr<const AccessRules> access;
     };
 
     // Sites are tried in the order given; handlers are sorted here.
@@ -36,6 +39,8 @@ public:
 
     // The rules of the site for `host` (nullptr: none).
     const ResponseRules* site_rules(std::string_view host) const;
+    // The access rules of the site for `host` (nullptr: none).
+    const AccessRules* site_access(std::string_view host) const;
 
 private:
     // A site's handlers sorted: its prefixes, longest first, in site.handlers
