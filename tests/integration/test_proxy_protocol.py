@@ -33,6 +33,9 @@ site {
     root = {dir}/www
     files / {
     }
+    files /private {
+        deny_from = 192.0.2.66
+    }
 }
 """
 
@@ -164,6 +167,15 @@ backend weft_v1
         c.send(v2(0x21, 0x21, block) + b"GET /a.txt?six HTTP/1.1\r\nHost: a\r\n\r\n")
         self.assertEqual(c.response().status, 200)
         self.assertLogged("/a.txt?six", "2001:db8::7")
+
+    def test_access_rules_see_the_client_the_header_names(self):
+        # The TCP peer is 127.0.0.1 either way; the rule is on the client.
+        for client, status in (("192.0.2.66", 403), ("192.0.2.67", 404)):
+            with self.subTest(client=client):
+                c = self.connect()
+                c.send(f"PROXY TCP4 {client} 127.0.0.1 5555 80\r\n"
+                       "GET /private/x HTTP/1.1\r\nHost: a\r\n\r\n".encode())
+                self.assertEqual(c.response().status, status)
 
     def test_no_header_closes_without_response(self):
         for first in (b"GET /a.txt HTTP/1.1\r\nHost: a\r\n\r\n",
