@@ -66,8 +66,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
            trusts(proxies, chain.nearest(stop).address))
         ++stop;
     const ForwardedNode* expected = nullptr;
-    if (stop < chain.size() && chain.nearest(stop).named) expected = &chain.nearest(stop);
-    else if (stop > 0) expected = &chain.nearest(stop - 1);
+    if (stop < chain.size() && chain.nearest(stop).named)
+        expected = &chain.nearest(stop);
+    else if (stop > 0)
+        expected = &chain.nearest(stop - 1);
     check(client.named == (expected != nullptr));
     if (expected) check(client.address == expected->address && client.port == expected->port);
 

@@ -328,3 +328,19 @@ TEST_CASE("a listener may require the PROXY protocol", "[config]") {
     CHECK(failure("listener *:80 proxy\n") ==
           "test.conf:1:10: expected 'proxy_protocol' after the listener's address, not 'proxy'");
 }
+
+TEST_CASE("real_ip_from lists trusted proxies, real_ip_header their header", "[config]") {
+    const Config none = load("");
+    CHECK(none.real_ip_from.empty());
+    CHECK(none.real_ip_header == Config::RealIpHeader::x_forwarded_for);
+    const Config c = load("real_ip_from = 10.0.0.0/8 ::1\nreal_ip_from = unix:\n"
+                          "real_ip_header = forwarded\n");
+    REQUIRE(c.real_ip_from.rules().size() == 3);
+    CHECK(c.real_ip_from.rules()[0].to_string() == "allow 10.0.0.0/8");
+    CHECK(c.real_ip_from.rules()[2].to_string() == "allow unix:");
+    CHECK(c.real_ip_header == Config::RealIpHeader::forwarded);
+    CHECK(load("real_ip_header = X-Real-IP\n").real_ip_header == Config::RealIpHeader::x_real_ip);
+    CHECK(failure("real_ip_from = 10.0.0.0/8 10.1.2.3/8\n").starts_with("test.conf:1:16: "));
+    CHECK(failure("real_ip_header = X-Client-IP\n") ==
+          "test.conf:1:18: expected X-Forwarded-For, Forwarded or X-Real-IP, not 'X-Client-IP'");
+}

@@ -7,8 +7,8 @@
 
 #include <catch2/catch.hpp>
 
-#include <string>
 #include <initializer_list>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -86,10 +86,10 @@ TEST_CASE("nodes: IPv4, IPv6 bare and in brackets, ports", "[forwarded]") {
     CHECK(node_text(parse_node("[2001:db8:cafe::17]:4711")) == "2001:db8:cafe::17:4711");
     CHECK(node_text(parse_node("::ffff:192.0.2.1")) == "192.0.2.1"); // mapped: the IPv4 one
     CHECK(node_text(parse_node("192.0.2.60:_obf")) == "192.0.2.60"); // an obfuscated port: none
-    for (const char* unnamed : {"unknown", "_hidden", "_SEVKISEK", "", "garbage", "192.0.2",
-                                "192.0.2.60:", "192.0.2.60:65536", "192.0.2.60:123456",
-                                "[192.0.2.60]", "[2001:db8::1", "[2001:db8::1]x",
-                                "fe80::1%eth0", "1.2.3.4 5.6.7.8", "[::1]:http"})
+    for (const char* unnamed :
+         {"unknown", "_hidden", "_SEVKISEK", "", "garbage", "192.0.2",
+          "192.0.2.60:", "192.0.2.60:65536", "192.0.2.60:123456", "[192.0.2.60]", "[2001:db8::1",
+          "[2001:db8::1]x", "fe80::1%eth0", "1.2.3.4 5.6.7.8", "[::1]:http"})
         CHECK(node_text(parse_node(unnamed)) == "?");
 }
 
@@ -121,10 +121,10 @@ TEST_CASE("Forwarded: quoting, case, empty elements, lenient OWS", "[forwarded]"
 }
 
 TEST_CASE("Forwarded: what breaks the grammar is malformed", "[forwarded]") {
-    for (const char* bad : {"for", "for=", "for =192.0.2.1", "for= 192.0.2.1", "=192.0.2.1",
-                            "for=192.0.2.1:80", "for=[::1]", "for=\"192.0.2.1", "for=\"a\\",
-                            "for=192.0.2.1;for=192.0.2.2", "for=192.0.2.1 for=192.0.2.2",
-                            "for=\"a\"b", "f(r=1", "for=\"a\x01\""})
+    for (const char* bad :
+         {"for", "for=", "for =192.0.2.1", "for= 192.0.2.1", "=192.0.2.1", "for=192.0.2.1:80",
+          "for=[::1]", "for=\"192.0.2.1", "for=\"a\\", "for=192.0.2.1;for=192.0.2.2",
+          "for=192.0.2.1 for=192.0.2.2", "for=\"a\"b", "f(r=1", "for=\"a\x01\""})
         CHECK(forwarded(bad) == "malformed");
 }
 
@@ -188,8 +188,8 @@ TEST_CASE("find_forwarded_client: text, port, X-Forwarded-Proto", "[forwarded]")
     }
     {
         Fields f{{"Forwarded", "for=\"[2001:db8::17]:4711\";proto=https"},
-                  {"X-Forwarded-Proto", "http"},
-                  {"X-Forwarded-Proto", "http, HTTPS "}};
+                 {"X-Forwarded-Proto", "http"},
+                 {"X-Forwarded-Proto", "http, HTTPS "}};
         REQUIRE(find_forwarded_client(f.request, ForwardingHeader::forwarded, trusted, out));
         CHECK(std::string(out.text) == "2001:db8::17");
         CHECK(std::string(out.port_text) == "4711");

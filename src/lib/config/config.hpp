@@ -180,6 +180,13 @@ struct Config {
     // connection starts with a PROXY protocol header (v1 or v2) that names
     // the client, or is closed without a response.
     std::vector<Address> proxy_protocol;
+    // The proxies whose forwarding header names the client (real_ip_from,
+    // nginx's set_real_ip_from: addresses, blocks, unix:; each an allow
+    // rule), and which header that is (http/forwarded.hpp). None: the peer
+    // is the client, and no header is read.
+    AccessRules real_ip_from;
+    enum class RealIpHeader : std::uint8_t { x_forwarded_for, forwarded, x_real_ip };
+    RealIpHeader real_ip_header = RealIpHeader::x_forwarded_for;
     std::vector<Upstream> upstreams;
     std::vector<Site> sites;
 };

@@ -764,6 +764,25 @@ const Key<Config> kTopKeys[] = {
     {"shutdown_timeout", field<Config, &Config::shutdown_timeout, &Parser::duration>},
     {"max_request_body", field<Config, &Config::max_request_body, &Parser::size>},
     {"access_log", field<Config, &Config::access_log, &Parser::text>},
+    {"real_ip_from",
+     [](Parser& p, Config& c, const Located& at) { return p.access(at, true, c.real_ip_from); },
+     true},
+    {"real_ip_header",
+     [](Parser& p, Config& c, const Located& at) {
+         using Header = Config::RealIpHeader;
+         if (!assignment<Config>(p, at)) return false;
+         const std::string_view v = at.s.value;
+         if (ascii::equals_ignoring_case(v, "X-Forwarded-For"))
+             c.real_ip_header = Header::x_forwarded_for;
+         else if (ascii::equals_ignoring_case(v, "Forwarded"))
+             c.real_ip_header = Header::forwarded;
+         else if (ascii::equals_ignoring_case(v, "X-Real-IP"))
+             c.real_ip_header = Header::x_real_ip;
+         else
+             return p.fail_value(at, "expected X-Forwarded-For, Forwarded or X-Real-IP, not '" +
+                                         at.s.value + "'");
+         return true;
+     }},
     {"error_log", field<Config, &Config::error_log, &Parser::text>},
     {"user", field<Config, &Config::user, &Parser::text>},
     {"group", field<Config, &Config::group, &Parser::text>},

@@ -67,6 +67,12 @@ http::ServerOptions server_options(const config::Config& config) {
     options.body_timeout_ms = to_ms(config.body_timeout);
     options.send_timeout_ms = to_ms(config.send_timeout);
     options.max_request_body = config.max_request_body;
+    options.real_ip.proxies = config.real_ip_from;
+    using Header = config::Config::RealIpHeader;
+    options.real_ip.header =
+        config.real_ip_header == Header::forwarded   ? http::ForwardingHeader::forwarded
+        : config.real_ip_header == Header::x_real_ip ? http::ForwardingHeader::x_real_ip
+                                                     : http::ForwardingHeader::x_forwarded_for;
     return options;
 }
 

@@ -107,8 +107,10 @@ void AccessLog::write(const AccessLogEntry& e) {
     char* out = buffer.data + buffer.size;
     const char* end = out + kMaxLine - 1; // room for the newline
     out = escaped(out, end, e.remote);
+    *out++ = ' ';
+    out = escaped(out, end, e.peer.empty() ? "-" : e.peer);
     const std::string_view time = local_time();
-    out += std::snprintf(out, static_cast<std::size_t>(end - out), " - - %.*s \"",
+    out += std::snprintf(out, static_cast<std::size_t>(end - out), " - %.*s \"",
                          static_cast<int>(time.size()), time.data());
     out = escaped(out, end - 64, e.request_line);
     out += std::snprintf(out, static_cast<std::size_t>(end - out), "\" %d %llu \"", e.status,

@@ -1,6 +1,10 @@
 #pragma once
 // The access log, in the combined format nginx and Apache write:
-//   addr - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 2326 "referer" "agent"
+//   addr peer - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 2326 "referer" "agent"
+// `addr` is the request's client: the peer, or the client a trusted proxy's
+// forwarding header (real_ip_from) or a PROXY protocol header named. `peer`
+// (identd's field, "-" in nginx's) is then the TCP peer the client came
+// through, the proxy; "-" when the client is the TCP peer.
 //
 // Each loop thread formats lines into its own buffer and writes whole
 // buffers with one write(2) (the file is opened O_APPEND, so lines of
@@ -15,6 +19,7 @@ namespace weft::http {
 
 struct AccessLogEntry {
     std::string_view remote;       // the client's address, as text
+    std::string_view peer;         // the TCP peer, when not the client; else empty ("-")
     std::string_view request_line; // as received
     int status;
     std::uint64_t body_bytes;

@@ -111,6 +111,7 @@ Connection::Connection(int fd, const Server& server, const bool* replaced, bool 
     // A fresh coroutine of a proxied connection reads the header before it
     // waits or parks (take_proxy_header), so a later one finds it gone.
     awaiting_proxy_header_ = proxied && idle_ == Idle::fresh;
+    proxied_ = proxied;
     if (ParkedState* parked = loop->take_parked(fd)) resume_head(parked);
 }
 
@@ -304,6 +305,9 @@ Connection::Next Connection::handle(std::size_t head_size) {
     body_.start(request_, head_size);
     const Admission admission = admit(request_, options_, server_.router, path_, sizeof path_);
     Exchange exchange(socket_, body_, server_.router, request_, admission.path);
+    if (!options_.real_ip.proxies.empty()) [[unlikely]] {
+        if (find_forwarded_client()) exchange.set_forwarded_client(&forwarded_);
+    }
     if (admission.verdict == Admission::Verdict::serve) {
         exchange.set_rules(admission.handler->rules());
         // A denied client gets the handler's 403 (and its error page).
@@ -367,6 +371,7 @@ Connection::Next Connection::answer_bad_request(int status, std::string_view rea
     // The head did not parse: what follows cannot be trusted to start a request.
     Request& r = request_;
     r = Request{};
+    forwarded_.named = false; // no fields to trust: the peer is the client
     r.minor = 1;
     r.keep_alive = false;
     body_.none();
@@ -403,12 +408,21 @@ std::int64_t Connection::close_gracefully() {
 
 // --- the client ---------------------------------------------------------------
 
-const IpAddress& Connection::client_address() {
+const IpAddress& Connection::peer_address() {
     if (client_.family == IpAddress::Family::none) {
         const SocketEnds* ends = io::socket_ends(socket_.fd());
         if (ends) client_ = IpAddress::of(reinterpret_cast<const sockaddr*>(&ends->peer));
     }
     return client_;
+}
+
+bool Connection::find_forwarded_client() {
+    const RealIp& real_ip = options_.real_ip;
+    if (!trusts(real_ip.proxies, peer_address())) {
+        forwarded_.named = forwarded_.https = false;
+        return false;
+    }
+    return http::find_forwarded_client(request_, real_ip.header, real_ip.proxies, forwarded_);
 }
 
 // --- the access log -----------------------------------------------------------
@@ -420,6 +434,19 @@ std::string_view Connection::received_line() const {
     std::size_t stop = start;
     while (stop < limit && in_.bytes[stop] != '\r' && in_.bytes[stop] != '\n') ++stop;
     return {in_.bytes + start, stop - start};
+}
+
+std::string_view Connection::tcp_peer_text() {
+    if (!proxied_) return remote_;
+    if (!tcp_peer_[0]) {
+        sockaddr_in6 peer{};
+        socklen_t length = sizeof peer;
+        IpAddress address{};
+        if (::getpeername(socket_.fd(), reinterpret_cast<sockaddr*>(&peer), &length) == 0)
+            address = IpAddress::of(reinterpret_cast<const sockaddr*>(&peer));
+        if (!address_text(address, tcp_peer_)) std::memcpy(tcp_peer_, "-", 2);
+    }
+    return tcp_peer_;
 }
 
 void Connection::log(const Exchange& exchange) {
@@ -447,7 +474,12 @@ void Connection::log(const Exchange& exchange) {
     } else {
         line = received_line();
     }
-    server_.access_log->write({remote_, line, exchange.status(), exchange.body_bytes_sent(),
+    // The client a forwarding header or a PROXY header named goes first, the
+    // TCP peer it came through second (http/access_log.hpp).
+    const bool forwarded = forwarded_.named;
+    const std::string_view client = forwarded ? forwarded_.text : remote_;
+    const std::string_view peer = forwarded || proxied_ ? tcp_peer_text() : std::string_view{};
+    server_.access_log->write({client, peer, line, exchange.status(), exchange.body_bytes_sent(),
                                request_.header("Referer"), request_.header("User-Agent")});
 }
 

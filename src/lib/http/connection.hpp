@@ -16,6 +16,7 @@
 
 #include "http/body_reader.hpp"
 #include "http/client_socket.hpp"
+#include "http/forwarded.hpp"
 #include "http/parser.hpp"
 #include "http/receive_buffer.hpp"
 #include "http/request.hpp"
@@ -87,11 +88,24 @@ private:
     // Whether `rules` (allow_from, deny_from; nullptr: none) let the client
     // in: with none, one pointer test.
     bool admits(const AccessRules* rules) { return !rules || rules->allows(client_address()); }
-    // The client's address, as access rules see it. Today the TCP peer the
-    // loop noted at accept (SocketEnds, no syscall), looked at once per
-    // coroutine; whatever learns the real client (the PROXY protocol) sets
-    // client_ instead.
-    [[gnu::noinline]] const IpAddress& client_address();
+    // The client of the current request, as access rules (and anything
+    // keyed by client) see it: the one a trusted proxy's forwarding header
+    // named (find_forwarded_client), else the peer.
+    const IpAddress& client_address() {
+        return forwarded_.named ? forwarded_.address : peer_address();
+    }
+    // The peer: the TCP peer the loop noted at accept (SocketEnds, no
+    // syscall), or the client a PROXY header named, which replaced it there;
+    // looked at once per coroutine.
+    [[gnu::noinline]] const IpAddress& peer_address();
+    // Reads the request's forwarding fields into forwarded_ when the peer is
+    // one of real_ip_from's proxies; whether they said anything. Only with
+    // real_ip_from configured: without, forwarded_ stays empty.
+    [[gnu::noinline]] bool find_forwarded_client();
+    // The TCP peer as text, for the access log's second field: a PROXY
+    // header replaced it in SocketEnds, so a proxied connection asks the
+    // socket (getpeername, once per coroutine, only for that field).
+    std::string_view tcp_peer_text();
     // For the log of a head that did not parse: its first line as received,
     // cut at kLoggedLineMax bytes (a stray TLS hello has no line end at all).
     std::string_view received_line() const;
@@ -125,10 +139,15 @@ private:
     enum class Idle : std::uint8_t { fresh, parked, answered };
     Idle idle_ = Idle::fresh;
     bool awaiting_proxy_header_ = false; // a fresh connection of a proxied listener
-    char remote_[48] = "";               // the client's address for the access log, once written
+    bool proxied_ = false;               // a PROXY header named the peer
+    char remote_[48] = "";               // the peer's address for the access log, once written
+    char tcp_peer_[48] = "";             // a proxied connection's TCP peer, once written
     char path_[8192];                    // the decoded path: never longer than the request line
     ReceiveBuffer in_;
-    IpAddress client_; // family none until client_address() looks
+    IpAddress client_; // the peer: family none until peer_address() looks
+    // The current request's client as its forwarding fields name it (none,
+    // and never written, without real_ip_from).
+    ForwardedClient forwarded_;
 };
 
 } // namespace weft::http

@@ -43,6 +43,7 @@ namespace weft::http {
 
 class BodyReader;
 class Router;
+struct ForwardedClient;
 
 inline constexpr std::uint64_t kUnknownLength = ~std::uint64_t{0};
 
@@ -183,6 +184,11 @@ public:
     std::uint32_t send_timeout_ms() const { return socket_.send_timeout_ms(); }
     // The server's router (a local redirect routes again).
     const Router& router() const { return router_; }
+    // Who the client of this request is, when a trusted proxy's forwarding
+    // fields said (http/forwarded.hpp: the address, its port, https);
+    // nullptr: the connection's peer is, as the loop noted it at accept.
+    const ForwardedClient* forwarded_client() const { return forwarded_; }
+    void set_forwarded_client(const ForwardedClient* client) { forwarded_ = client; }
 
 private:
     // page_pending: send_error() chose a route error page; every call fails
@@ -225,6 +231,7 @@ private:
     const Request* request_;
     std::string_view path_;
     const ResponseRules* rules_ = nullptr;
+    const ForwardedClient* forwarded_ = nullptr;
     // The route error page chosen (valid once page_chosen_): its handler
     // serves it in page_pending, then serving_page_.
     const ErrorPageTarget* pending_page_;

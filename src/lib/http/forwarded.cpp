@@ -96,7 +96,8 @@ ForwardedNode parse_node(std::string_view text) {
             has_port = true;
         }
     } else if (const std::size_t colon = text.find(':');
-               colon != std::string_view::npos && text.find(':', colon + 1) == std::string_view::npos) {
+               colon != std::string_view::npos &&
+               text.find(':', colon + 1) == std::string_view::npos) {
         host = text.substr(0, colon); // a.b.c.d:port (a bare IPv6 has two or more)
         port = text.substr(colon + 1);
         has_port = true;
@@ -168,8 +169,10 @@ bool ForwardedChain::add_forwarded(std::string_view value) {
                         }
                         const auto u = static_cast<unsigned char>(c);
                         if ((u < 0x20 && c != '\t') || u == 0x7f) return false;
-                        if (length < sizeof text) text[length++] = c;
-                        else too_long = true;
+                        if (length < sizeof text)
+                            text[length++] = c;
+                        else
+                            too_long = true;
                     }
                 } else {
                     const char* start = p;
@@ -261,7 +264,8 @@ bool find_forwarded_client(const Request& request, ForwardingHeader header,
             out.named = true;
             out.address = client.address;
             address_text(client.address, out.text);
-            if (client.port) *std::to_chars(out.port_text, out.port_text + 5, client.port).ptr = '\0';
+            if (client.port)
+                *std::to_chars(out.port_text, out.port_text + 5, client.port).ptr = '\0';
         }
     }
     // The nearest proxy's entry: the last field's rightmost.

@@ -85,13 +85,22 @@ bool trusts(const AccessRules& proxies, const IpAddress& address);
 // ones; an unnamed node (named false) when the peer stays the client.
 ForwardedNode pick_client(const ForwardedChain& chain, const AccessRules& proxies);
 
+// A server's real_ip_from (each an allow rule: AccessRules parses the same
+// lists) and real_ip_header. No proxies: the peer is always the client.
+struct RealIp {
+    AccessRules proxies;
+    ForwardingHeader header = ForwardingHeader::x_forwarded_for;
+};
+
 // A request's client as its trusted peer's forwarding fields name it.
+// Default-initialised, only the flags are set: a Connection holds one for
+// every coroutine, filled only with real_ip_from configured.
 struct ForwardedClient {
     bool named = false; // a client was found: address, text and port are it
     bool https = false; // X-Forwarded-Proto: https
-    IpAddress address{};
-    char text[46] = "";     // the address, IPv6 in its shortest form
-    char port_text[6] = ""; // empty when the header gave no port
+    IpAddress address;
+    char text[46];     // the address, IPv6 in its shortest form
+    char port_text[6]; // empty when the header gave no port
 };
 
 // What `request`'s fields say, for a peer in `proxies`; false when they say

@@ -3,6 +3,7 @@
 // the router with its handlers, the limits and timeouts, the access log.
 
 #include "http/access_log.hpp"
+#include "http/forwarded.hpp"
 #include "http/parser.hpp"
 #include "http/router.hpp"
 
@@ -20,6 +21,7 @@ struct ServerOptions {
     std::uint32_t send_timeout_ms = 60'000;       // between two writes of a response
     std::uint64_t max_request_body = 16u << 20;   // larger: 413
     ParserLimits parser;
+    RealIp real_ip; // real_ip_from, real_ip_header
 };
 
 // A server's life on the loops, when a reload can replace it (weft's

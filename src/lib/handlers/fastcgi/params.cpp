@@ -51,7 +51,7 @@ bool contains(std::string_view text, char c) {
 
 } // namespace
 
-void Endpoints::look_up(int fd) {
+void Endpoints::look_up(int fd, const http::ForwardedClient* forwarded) {
     const SocketEnds* ends = io::socket_ends(fd);
     if (!ends) return;
     address_text(ends->peer, remote_address, sizeof remote_address, remote_port,
@@ -59,6 +59,13 @@ void Endpoints::look_up(int fd) {
     address_text(ends->local, server_address, sizeof server_address, server_port,
                  sizeof server_port);
     https = ends->tls;
+    if (forwarded) [[unlikely]] {
+        if (forwarded->named) {
+            std::memcpy(remote_address, forwarded->text, sizeof forwarded->text);
+            std::memcpy(remote_port, forwarded->port_text, sizeof forwarded->port_text);
+        }
+        https = https || forwarded->https;
+    }
 }
 
 void write_params(fastcgi::RecordWriter& w, const http::Request& request, const ScriptParams& p,

@@ -10,9 +10,12 @@
 // and CONTENT_LENGTH (empty when there is no body), DOCUMENT_ROOT,
 // GATEWAY_INTERFACE, SERVER_SOFTWARE, REDIRECT_STATUS, SERVER_PROTOCOL,
 // REQUEST_SCHEME (https, and HTTPS=on, when a PROXY protocol header said the
-// client spoke TLS to the proxy), REMOTE_ADDR, REMOTE_PORT (the client a
-// PROXY header named, else the peer), SERVER_ADDR, SERVER_PORT, SERVER_NAME; then every request
-// field as HTTP_*, and the handler's own `params { }` last.
+// client spoke TLS to the proxy, or a trusted proxy sent X-Forwarded-Proto:
+// https), REMOTE_ADDR, REMOTE_PORT (the client a trusted proxy's forwarding
+// header named, with the port it gave or none, as nginx's realip; else the
+// client a PROXY header named, else the peer), SERVER_ADDR, SERVER_PORT,
+// SERVER_NAME; then every request field as HTTP_*, and the handler's own
+// `params { }` last.
 //
 // Request fields: repeated Cookie fields are joined with "; ", other
 // repeated fields with ", ". Not passed: Proxy (HTTP_PROXY would become the
@@ -21,6 +24,7 @@
 // shadow a field a front proxy set; nginx drops them too).
 
 #include "fastcgi/record.hpp"
+#include "http/forwarded.hpp"
 #include "http/request.hpp"
 
 #include <string>
@@ -40,8 +44,9 @@ struct Endpoints {
 
     // Both, from what the loop noted when it accepted the connection (a
     // syscall only for a connection it did not accept); unix sockets give
-    // "unix:" and no port.
-    void look_up(int fd);
+    // "unix:" and no port. The remote end and https as `forwarded` says,
+    // when given (http::Exchange::forwarded_client()).
+    void look_up(int fd, const http::ForwardedClient* forwarded = nullptr);
 };
 
 struct ScriptParams {

@@ -129,7 +129,7 @@ void ScriptCall::run(const ScriptTarget& first, std::string_view document_uri) {
         if (error < 0) return; // the connection answers 413/408/400
         spool_ = &body;
     }
-    endpoints_.look_up(client_.fd());
+    endpoints_.look_up(client_.fd(), exchange_.forwarded_client());
 
     ScriptTarget script = first;
     std::string_view request_uri = request_.target;
