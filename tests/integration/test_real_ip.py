@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -235,6 +236,39 @@ listener 127.0.0.1:{port}
     def test_logged_with_the_proxy(self):
         self.send_from(TRUSTED, "/a.txt?fwd", 'Forwarded: for="[2001:db8::5]:99"')
         self.assertEqual(self.logged("/a.txt?fwd"), ("2001:db8::5", TRUSTED))
+
+
+class BehindProxyProtocol(RealIpCase):
+    """A PROXY header's client is the peer whose trust decides; the TCP peer
+    (127.0.0.1, the balancer) is the access log's second field."""
+
+    CONF = """\
+access_log = {dir}/access.log
+real_ip_from = 192.0.2.100
+listener 127.0.0.1:{port} proxy_protocol
+""" + SITE
+
+    def send(self, client, path, *fields):
+        c = ClientFrom(self.port, UNTRUSTED)
+        self.addCleanup(c.close)
+        c.send(f"PROXY TCP4 {client} 127.0.0.1 5555 80\r\n".encode() + request(path, *fields))
+        return c, c.response()
+
+    def test_the_header_client_first_the_balancer_second(self):
+        self.send("192.0.2.9", "/a.txt?pp1", "X-Forwarded-For: 203.0.113.70")
+        self.assertEqual(self.logged("/a.txt?pp1"), ("192.0.2.9", UNTRUSTED))
+
+    def test_a_trusted_header_client_forwards(self):
+        c, r = self.send("192.0.2.100", "/a.txt?pp2", "X-Forwarded-For: 203.0.113.71")
+        self.assertEqual(r.status, 200)
+        # After a park, a new coroutine of the connection: the same answers.
+        time.sleep(0.2)  # long enough for the connection to park between requests
+        c.send(request("/info.php?pp3", "X-Forwarded-For: 203.0.113.72"))
+        r = c.response()
+        s = json.loads(r.body)["server"]
+        self.assertEqual((s["REMOTE_ADDR"], s["REMOTE_PORT"]), ("203.0.113.72", ""))
+        self.assertEqual(self.logged("/a.txt?pp2"), ("203.0.113.71", UNTRUSTED))
+        self.assertEqual(self.logged("/info.php?pp3"), ("203.0.113.72", UNTRUSTED))
 
 
 class BehindHaproxy(unittest.TestCase):
