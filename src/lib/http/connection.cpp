@@ -112,6 +112,7 @@ Connection::Connection(int fd, const Server& server, const bool* replaced, bool 
     // waits or parks (take_proxy_header), so a later one finds it gone.
     awaiting_proxy_header_ = proxied && idle_ == Idle::fresh;
     proxied_ = proxied;
+    tcp_peer_[0] = '\0'; // the rest is written with it
     if (ParkedState* parked = loop->take_parked(fd)) resume_head(parked);
 }
 

@@ -141,7 +141,7 @@ private:
     bool awaiting_proxy_header_ = false; // a fresh connection of a proxied listener
     bool proxied_ = false;               // a PROXY header named the peer
     char remote_[48] = "";               // the peer's address for the access log, once written
-    char tcp_peer_[48] = "";             // a proxied connection's TCP peer, once written
+    char tcp_peer_[48];                  // a proxied connection's TCP peer, once written
     char path_[8192];                    // the decoded path: never longer than the request line
     ReceiveBuffer in_;
     IpAddress client_; // the peer: family none until peer_address() looks
