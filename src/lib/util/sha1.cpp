@@ -1,0 +1,109 @@
+#include "util/sha1.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace weft {
+
+namespace {
+
+constexpr std::uint32_t rotate_left(std::uint32_t x, std::uint32_t n) {
+    return x << n | x >> (32 - n);
+}
+
+} // namespace
+
+void Sha1::block(const std::uint8_t* bytes) {
+    std::uint32_t w[80];
+    for (int i = 0; i < 16; ++i)
+        w[i] = std::uint32_t{bytes[4 * i]} << 24 | std::uint32_t{bytes[4 * i + 1]} << 16 |
+               std::uint32_t{bytes[4 * i + 2]} << 8 | std::uint32_t{bytes[4 * i + 3]};
+    for (int i = 16; i < 80; ++i)
+        w[i] = rotate_left(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+    std::uint32_t a = state_[0], b = state_[1], c = state_[2], d = state_[3], e = state_[4];
+    for (int i = 0; i < 80; ++i) {
+        std::uint32_t f, k;
+        if (i < 20) {
+            f = (b & c) | (~b & d);
+            k = 0x5a827999;
+        } else if (i < 40) {
+            f = b ^ c ^ d;
+            k = 0x6ed9eba1;
+        } else if (i < 60) {
+            f = (b & c) | (b & d) | (c & d);
+            k = 0x8f1bbcdc;
+        } else {
+            f = b ^ c ^ d;
+            k = 0xca62c1d6;
+        }
+        const std::uint32_t next = rotate_left(a, 5) + f + e + k + w[i];
+        e = d;
+        d = c;
+        c = rotate_left(b, 30);
+        b = a;
+        a = next;
+    }
+    state_[0] += a;
+    state_[1] += b;
+    state_[2] += c;
+    state_[3] += d;
+    state_[4] += e;
+}
+
+void Sha1::update(std::string_view bytes) {
+    update(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+}
+
+void Sha1::update(const std::uint8_t* bytes, std::size_t n) {
+    length_ += n;
+    if (buffered_ > 0) {
+        const std::size_t take = std::min(n, sizeof buffer_ - buffered_);
+        std::memcpy(buffer_ + buffered_, bytes, take);
+        buffered_ += take;
+        bytes += take;
+        n -= take;
+        if (buffered_ < sizeof buffer_) return;
+        block(buffer_);
+        buffered_ = 0;
+    }
+    for (; n >= 64; bytes += 64, n -= 64) block(bytes);
+    std::memcpy(buffer_, bytes, n);
+    buffered_ = n;
+}
+
+Sha1::Digest Sha1::finish() {
+    // A 1 bit, zeros to 56 bytes mod 64, the length in bits (big-endian).
+    const std::uint64_t bits = length_ * 8;
+    std::uint8_t pad[72] = {0x80};
+    const std::size_t pad_size = (buffered_ < 56 ? 56 : 120) - buffered_;
+    for (int i = 0; i < 8; ++i) pad[pad_size + i] = static_cast<std::uint8_t>(bits >> (56 - 8 * i));
+    update(pad, pad_size + 8);
+    Digest digest;
+    for (int i = 0; i < 5; ++i)
+        for (int k = 0; k < 4; ++k)
+            digest[4 * i + k] = static_cast<std::uint8_t>(state_[i] >> (24 - 8 * k));
+    return digest;
+}
+
+Sha1::Digest hmac_sha1(std::string_view key, std::initializer_list<std::string_view> parts) {
+    std::uint8_t block[64] = {};
+    if (key.size() > sizeof block) {
+        const Sha1::Digest short_key = Sha1::of(key);
+        std::memcpy(block, short_key.data(), short_key.size());
+    } else {
+        std::memcpy(block, key.data(), key.size());
+    }
+    std::uint8_t pad[64];
+    for (std::size_t i = 0; i < sizeof pad; ++i) pad[i] = block[i] ^ 0x36;
+    Sha1 inner;
+    inner.update(pad, sizeof pad);
+    for (std::string_view part : parts) inner.update(part);
+    const Sha1::Digest inner_digest = inner.finish();
+    for (std::size_t i = 0; i < sizeof pad; ++i) pad[i] = block[i] ^ 0x5c;
+    Sha1 outer;
+    outer.update(pad, sizeof pad);
+    outer.update(inner_digest.data(), inner_digest.size());
+    return outer.finish();
+}
+
+} // namespace weft
