@@ -1,6 +1,7 @@
 #pragma once
 // The access log, in the combined format nginx and Apache write:
 //   addr - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 2326 "referer" "agent"
+// The third field is $remote_user: the name Basic authentication let in.
 //
 // Each loop thread formats lines into its own buffer and writes whole
 // buffers with one write(2) (the file is opened O_APPEND, so lines of
@@ -15,6 +16,7 @@ namespace weft::http {
 
 struct AccessLogEntry {
     std::string_view remote;       // the client's address, as text
+    std::string_view remote_user;  // who Basic authentication let in, or empty
     std::string_view request_line; // as received
     int status;
     std::uint64_t body_bytes;

@@ -302,15 +302,17 @@ Connection::Next Connection::handle(std::size_t head_size) {
     // Responses are corked while the client has pipelined more behind this
     // one (BodyReader::start).
     body_.start(request_, head_size);
+    request_.remote_user = log_user_ = {};
     const Admission admission = admit(request_, options_, server_.router, path_, sizeof path_);
     Exchange exchange(socket_, body_, server_.router, request_, admission.path);
     if (admission.verdict == Admission::Verdict::serve) {
         exchange.set_rules(admission.handler->rules());
-        // A denied client gets the handler's 403 (and its error page).
-        if (admits(admission.handler->access())) [[likely]]
-            admission.handler->serve(exchange);
-        else
+        // A denied client gets the handler's 403 (and its error page), then
+        // one without valid credentials its 401 (nginx's `satisfy all`).
+        if (!admits(admission.handler->access())) [[unlikely]]
             exchange.send_error(403);
+        else if (logged_in(admission.handler->auth(), exchange)) [[likely]]
+            admission.handler->serve(exchange);
         if (!exchange.finished()) {
             // A route error page is served here, on this stack, not above
             // the handler that chose it.
@@ -359,14 +361,38 @@ void Connection::refuse(Exchange& exchange, int status) {
     if (status == 404 && !admits(server_.router.site_access(request_.host))) status = 403;
     // Refusals get the site's rules and error pages.
     exchange.set_rules(server_.router.site_rules(request_.host));
-    exchange.send_error(status);
+    // And its auth_basic: credentials first, then the 404.
+    if (status != 404 || logged_in(server_.router.site_auth(request_.host), exchange))
+        exchange.send_error(status);
     exchange.send_pending_page();
+}
+
+bool Connection::authenticate(const BasicAuth& auth, Exchange& exchange) {
+    std::string_view user;
+    const AuthVerdict verdict = auth.check(request_, credentials_, sizeof credentials_, user);
+    // As nginx's $remote_user: the name sent, let in or not.
+    log_user_ = user;
+    switch (verdict) {
+    case AuthVerdict::allowed:
+        request_.remote_user = user;
+        return true;
+    case AuthVerdict::refused:
+        exchange.header("WWW-Authenticate", auth.challenge());
+        exchange.send_error(401);
+        return false;
+    case AuthVerdict::busy:
+        exchange.header("Retry-After", "1");
+        exchange.send_error(503);
+        return false;
+    }
+    return false;
 }
 
 Connection::Next Connection::answer_bad_request(int status, std::string_view reason) {
     // The head did not parse: what follows cannot be trusted to start a request.
     Request& r = request_;
     r = Request{};
+    log_user_ = {};
     r.minor = 1;
     r.keep_alive = false;
     body_.none();
@@ -447,8 +473,9 @@ void Connection::log(const Exchange& exchange) {
     } else {
         line = received_line();
     }
-    server_.access_log->write({remote_, line, exchange.status(), exchange.body_bytes_sent(),
-                               request_.header("Referer"), request_.header("User-Agent")});
+    server_.access_log->write({remote_, log_user_, line, exchange.status(),
+                               exchange.body_bytes_sent(), request_.header("Referer"),
+                               request_.header("User-Agent")});
 }
 
 } // namespace weft::http

@@ -87,6 +87,12 @@ private:
     // Whether `rules` (allow_from, deny_from; nullptr: none) let the client
     // in: with none, one pointer test.
     bool admits(const AccessRules* rules) { return !rules || rules->allows(client_address()); }
+    // Whether `auth` (auth_basic; nullptr: none) lets the request in; if not,
+    // the 401 (or 503) is sent. With none, one pointer test.
+    bool logged_in(const BasicAuth* auth, Exchange& exchange) {
+        return !auth || authenticate(*auth, exchange);
+    }
+    [[gnu::noinline]] bool authenticate(const BasicAuth& auth, Exchange& exchange);
     // The client's address, as access rules see it. Today the TCP peer the
     // loop noted at accept (SocketEnds, no syscall), looked at once per
     // coroutine; whatever learns the real client (the PROXY protocol) sets
@@ -126,7 +132,12 @@ private:
     Idle idle_ = Idle::fresh;
     bool awaiting_proxy_header_ = false; // a fresh connection of a proxied listener
     char remote_[48] = "";               // the client's address for the access log, once written
-    char path_[8192];                    // the decoded path: never longer than the request line
+    // An Authorization field's credentials, decoded: after the check only
+    // the user's name stays, which log_user_ (and request_.remote_user, if
+    // let in) view. Longer credentials are refused.
+    char credentials_[1024];
+    std::string_view log_user_;
+    char path_[8192]; // the decoded path: never longer than the request line
     ReceiveBuffer in_;
     IpAddress client_; // family none until client_address() looks
 };

@@ -11,7 +11,8 @@
 // GATEWAY_INTERFACE, SERVER_SOFTWARE, REDIRECT_STATUS, SERVER_PROTOCOL,
 // REQUEST_SCHEME (https, and HTTPS=on, when a PROXY protocol header said the
 // client spoke TLS to the proxy), REMOTE_ADDR, REMOTE_PORT (the client a
-// PROXY header named, else the peer), SERVER_ADDR, SERVER_PORT, SERVER_NAME; then every request
+// PROXY header named, else the peer), SERVER_ADDR, SERVER_PORT, SERVER_NAME,
+// REMOTE_USER and AUTH_TYPE=Basic for a request auth_basic let in; then every request
 // field as HTTP_*, and the handler's own `params { }` last.
 //
 // Request fields: repeated Cookie fields are joined with "; ", other
