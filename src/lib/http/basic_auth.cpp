@@ -81,8 +81,7 @@ View& view_of(const std::shared_ptr<UserFile>& file) {
 
 // The users of `view`, brought up to its file's generation (then the
 // credentials it remembered are forgotten).
-const std::shared_ptr<const Htpasswd>& current_users(View& view, UserFile& file) {
-    file.refresh(now_ms());
+const std::shared_ptr<const Htpasswd>& current_users(View& view, const UserFile& file) {
     if (file.generation() != view.generation) {
         view.users = file.users(view.generation);
         view.count = view.next = 0;
@@ -184,6 +183,8 @@ BasicAuth::BasicAuth(std::string_view realm, std::shared_ptr<UserFile> users)
 
 AuthVerdict BasicAuth::check(const Request& request, char* scratch, std::size_t size,
                              std::string_view& user) const {
+    // Every request, with credentials or not, may be the one that looks.
+    users_->refresh(now_ms());
     const std::string_view field = request.header("Authorization");
     if (field.data() == nullptr) return AuthVerdict::refused;
     const long n = decode_basic_credentials(field, scratch, size);
