@@ -168,6 +168,7 @@ long decode_basic_credentials(std::string_view value, char* out, std::size_t siz
         (value[kScheme.size()] != ' ' && value[kScheme.size()] != '\t'))
         return -1;
     const std::string_view token = ascii::trim_whitespace(value.substr(kScheme.size()));
+    if (token.empty()) return -1;
     const std::optional<std::size_t> n = base64::decode(token, out, size);
     return n ? static_cast<long>(*n) : -1;
 }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 namespace weft {
 
@@ -85,10 +86,12 @@ bool has_control(std::string_view text) {
                        [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
 }
 
-// crypt_r's 32 KiB of state, one per thread that verifies.
+// crypt_r's 32 KiB of state, one per thread that verifies, made on first
+// use (a thread_local object would take 32 KiB in every thread).
 crypt_data& thread_crypt_data() {
-    thread_local crypt_data data{};
-    return data;
+    thread_local std::unique_ptr<crypt_data> data;
+    if (!data) data = std::make_unique<crypt_data>();
+    return *data;
 }
 
 } // namespace
