@@ -150,13 +150,12 @@ PasswordCheck check_password(const HtpasswdUser& user, std::string_view password
     job->user = user;
     job->password.assign(password);
     in_flight.fetch_add(1, std::memory_order_relaxed);
+    const Waiting waiting{*loop, fd, job};
     if (!Workers::instance().submit(job)) {
         ::close(notify_fd);
-        job->refs.store(1, std::memory_order_relaxed); // the worker never had it
-        Waiting{*loop, fd, job};
+        job->release(); // the worker's reference: it never had the job
         return PasswordCheck::busy;
     }
-    const Waiting waiting{*loop, fd, job};
     std::uint64_t count = 0;
     const ssize_t n = io::read(fd, &count, sizeof count);
     if (n != static_cast<ssize_t>(sizeof count)) return PasswordCheck::mismatch;
