@@ -5,6 +5,8 @@
 #include "util/htpasswd.hpp"
 #include "util/sha1.hpp"
 
+#include "hex.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -15,18 +17,9 @@
 #include <string_view>
 
 using namespace weft;
+using test::hex;
 
 namespace {
-
-std::string hex(const Sha1::Digest& digest) {
-    std::string out;
-    char two[3];
-    for (std::uint8_t byte : digest) {
-        std::snprintf(two, sizeof two, "%02x", byte);
-        out += two;
-    }
-    return out;
-}
 
 HtpasswdUser user_of(std::string_view line) {
     std::optional<HtpasswdUser> user;

@@ -3,27 +3,17 @@
 
 #include "util/md5.hpp"
 
+#include "hex.hpp"
+
 #include <catch2/catch.hpp>
 
-#include <cstdio>
 #include <string>
 #include <string_view>
 
 using namespace weft;
+using test::hex;
 
-namespace {
-
-std::string hex(const Md5::Digest& digest) {
-    std::string out;
-    char two[3];
-    for (std::uint8_t byte : digest) {
-        std::snprintf(two, sizeof two, "%02x", byte);
-        out += two;
-    }
-    return out;
-}
-
-} // namespace
+namespace {} // namespace
 
 TEST_CASE("md5 gives RFC 1321's test suite digests", "[md5]") {
     const std::pair<std::string_view, std::string_view> suite[] = {

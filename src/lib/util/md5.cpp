@@ -69,34 +69,8 @@ void Md5::block(const std::uint8_t* bytes) {
     state_[3] += d;
 }
 
-void Md5::update(std::string_view bytes) {
-    update(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
-}
-
-void Md5::update(const std::uint8_t* bytes, std::size_t n) {
-    length_ += n;
-    if (buffered_ > 0) {
-        const std::size_t take = std::min(n, sizeof buffer_ - buffered_);
-        std::memcpy(buffer_ + buffered_, bytes, take);
-        buffered_ += take;
-        bytes += take;
-        n -= take;
-        if (buffered_ < sizeof buffer_) return;
-        block(buffer_);
-        buffered_ = 0;
-    }
-    for (; n >= 64; bytes += 64, n -= 64) block(bytes);
-    std::memcpy(buffer_, bytes, n);
-    buffered_ = n;
-}
-
 Md5::Digest Md5::finish() {
-    // A 1 bit, zeros to 56 bytes mod 64, the length in bits (little-endian).
-    const std::uint64_t bits = length_ * 8;
-    std::uint8_t pad[72] = {0x80};
-    const std::size_t pad_size = (buffered_ < 56 ? 56 : 120) - buffered_;
-    for (int i = 0; i < 8; ++i) pad[pad_size + i] = static_cast<std::uint8_t>(bits >> (8 * i));
-    update(pad, pad_size + 8);
+    pad();
     Digest digest;
     for (int i = 0; i < 4; ++i)
         for (int k = 0; k < 4; ++k)

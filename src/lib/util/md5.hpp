@@ -4,6 +4,8 @@
 // Apache's magic string). MD5 is broken for collisions; it is here only to
 // check the htpasswd lines that use it, never to protect anything new.
 
+#include "util/block_hash.hpp"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -13,12 +15,10 @@
 
 namespace weft {
 
-class Md5 {
+class Md5 : public BlockHash<Md5, false> {
 public:
     using Digest = std::array<std::uint8_t, 16>;
 
-    void update(std::string_view bytes);
-    void update(const std::uint8_t* bytes, std::size_t n);
     // The digest; the object is spent.
     Digest finish();
 
@@ -29,12 +29,10 @@ public:
     }
 
 private:
+    friend class BlockHash<Md5, false>;
     void block(const std::uint8_t* bytes);
 
     std::uint32_t state_[4] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
-    std::uint64_t length_ = 0; // bytes so far
-    std::uint8_t buffer_[64];
-    std::size_t buffered_ = 0;
 };
 
 // "$apr1$" SALT "$" HASH for `password` and the salt of `setting` (a whole

@@ -4,6 +4,8 @@
 // it verified (http/basic_auth.hpp); the WebSocket handshake will want it
 // too. Not for new password hashes.
 
+#include "util/block_hash.hpp"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -12,12 +14,10 @@
 
 namespace weft {
 
-class Sha1 {
+class Sha1 : public BlockHash<Sha1, true> {
 public:
     using Digest = std::array<std::uint8_t, 20>;
 
-    void update(std::string_view bytes);
-    void update(const std::uint8_t* bytes, std::size_t n);
     // The digest; the object is spent.
     Digest finish();
 
@@ -28,12 +28,10 @@ public:
     }
 
 private:
+    friend class BlockHash<Sha1, true>;
     void block(const std::uint8_t* bytes);
 
     std::uint32_t state_[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
-    std::uint64_t length_ = 0; // bytes so far
-    std::uint8_t buffer_[64];
-    std::size_t buffered_ = 0;
 };
 
 // HMAC-SHA1 of the concatenated `parts` under `key`.
