@@ -4,7 +4,8 @@ site and its handlers, against htpasswd files the real `htpasswd`
 (apache2-utils) writes in every scheme weft checks (bcrypt -B, SHA-256 -2,
 SHA-512 -5, apr1 -m, {SHA} -s); 401 with the realm's challenge; malformed
 Authorization fields; a handler's own realm and `auth_basic = off`; with
-allow_from (403 before 401, as nginx's `satisfy all`); the file changed
+allow_from (403 before 401, as nginx's `satisfy all`; and `satisfy = any`);
+the file changed
 while weft runs; the access log's user; REMOTE_USER for PHP.
 
     test_basic_auth.py WEFT_BINARY
@@ -103,6 +104,12 @@ site {
         allow_from = 127.0.0.1
         deny_from = all
         body = guarded
+    }
+    response /either {
+        allow_from = 127.0.0.2
+        deny_from = all
+        satisfy = any
+        body = either
     }
     response /changing {
         auth_basic_user_file = {dir}/changing
@@ -212,6 +219,14 @@ class BasicAuthTest(ServerTestCase):
         self.assertEqual(self.get("/guarded", basic("sha", "sha one"), source="127.0.0.2")[0], 403)
         self.assertEqual(self.get("/guarded")[0], 401)
         self.assertEqual(self.get("/guarded", basic("sha", "sha one"))[0:3:2], (200, "guarded"))
+
+    def test_satisfy_any_takes_the_address_or_the_credentials(self):
+        self.assertEqual(self.get("/either", source="127.0.0.2")[0:3:2], (200, "either"))
+        status, headers, _ = self.get("/either")  # denied, and no credentials: 401
+        self.assertEqual(status, 401)
+        self.assertEqual(headers["www-authenticate"], CHALLENGE)
+        self.assertEqual(self.get("/either", basic("sha", "wrong"))[0], 401)
+        self.assertEqual(self.get("/either", basic("sha", "sha one"))[0:3:2], (200, "either"))
 
     def test_a_path_no_handler_takes_asks_for_credentials_before_its_404(self):
         status, headers, _ = self.get("/y", host="sparse.test")

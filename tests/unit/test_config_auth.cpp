@@ -119,3 +119,13 @@ TEST_CASE("a realm needs a user file and a user file a realm, here or in the sit
     CHECK(failure("site {\n    auth_basic = x\n    auth_basic = y\n}\n").find("twice") !=
           std::string::npos);
 }
+
+TEST_CASE("satisfy is all or any, on a site and its handlers", "[config]") {
+    const Config c = load("site {\n    satisfy = any\n    response / {\n        satisfy = all\n"
+                          "    }\n    response /b {\n    }\n}\n");
+    CHECK(c.sites[0].auth.satisfy_any == true);
+    CHECK(common(c.sites[0].handlers[0]).auth.satisfy_any == false);
+    CHECK_FALSE(common(c.sites[0].handlers[1]).auth.satisfy_any);
+    CHECK(failure("site {\n    satisfy = some\n}\n") ==
+          "test.conf:2:15: expected all or any, not 'some'");
+}

@@ -81,6 +81,9 @@ struct BasicAuth {
     bool off = false;                 // `auth_basic = off`
     std::string user_file;            // as opened: relative to the config file
     std::shared_ptr<const Htpasswd> users;
+    // `satisfy = any`: an address allow_from names gets in without
+    // credentials (nginx's satisfy); unset: the site's, else all.
+    std::optional<bool> satisfy_any;
 };
 
 // What every handler kind takes besides its own keys.

@@ -206,6 +206,15 @@ public:
         out.users = std::make_shared<const Htpasswd>(std::move(*users));
         return true;
     }
+    // `satisfy = all | any`.
+    bool satisfy(const Located& at, BasicAuth& out) {
+        if (at.s.kind != Statement::Kind::assign)
+            return fail(at, at.s.value_column, "expected '=' after '" + at.s.key + "'");
+        if (at.s.value != "all" && at.s.value != "any")
+            return fail_value(at, "expected all or any, not '" + at.s.value + "'");
+        out.satisfy_any = at.s.value == "any";
+        return true;
+    }
     // Where the last auth_basic / auth_basic_user_file of the handler being
     // read, and of the site, were written: a handler's realm needs a file of
     // its own or of the site, which is only known at the site's end.
@@ -616,6 +625,8 @@ const Key<HandlerCommon> kCommonKeys[] = {
          p.handler_auth_at.file = &at;
          return p.auth_file(at, h.auth);
      }},
+    {"satisfy",
+     [](Parser& p, HandlerCommon& h, const Located& at) { return p.satisfy(at, h.auth); }},
 };
 
 // What no handler may say, whatever its kind; or nullptr.
@@ -823,6 +834,7 @@ const Key<Site> kSiteKeys[] = {
          p.site_auth_at.file = &at;
          return p.auth_file(at, site.auth);
      }},
+    {"satisfy", [](Parser& p, Site& site, const Located& at) { return p.satisfy(at, site.auth); }},
 };
 
 // A realm needs users and users a realm, each the block's own or its site's.

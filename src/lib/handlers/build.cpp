@@ -250,7 +250,8 @@ std::unique_ptr<const http::BasicAuth> build_auth(const config::HandlerCommon* c
         users = std::make_shared<http::UserFile>(file.user_file, file.users);
         context.user_files.push_back(users);
     }
-    return std::make_unique<const http::BasicAuth>(*realm, std::move(users));
+    const bool any = own.satisfy_any.value_or(site.satisfy_any.value_or(false));
+    return std::make_unique<const http::BasicAuth>(*realm, std::move(users), any);
 }
 
 std::unique_ptr<http::Handler> build_handler(const config::Handler& handler,

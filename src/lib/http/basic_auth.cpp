@@ -175,8 +175,8 @@ long decode_basic_credentials(std::string_view value, char* out, std::size_t siz
 
 // --- BasicAuth ----------------------------------------------------------------------
 
-BasicAuth::BasicAuth(std::string_view realm, std::shared_ptr<UserFile> users)
-    : users_(std::move(users)) {
+BasicAuth::BasicAuth(std::string_view realm, std::shared_ptr<UserFile> users, bool satisfy_any)
+    : users_(std::move(users)), satisfy_any_(satisfy_any) {
     challenge_ = "Basic realm=\"";
     append_escaped(challenge_, realm);
     challenge_ += "\", charset=\"UTF-8\"";

@@ -85,12 +85,15 @@ enum class AuthVerdict : std::uint8_t {
 
 class BasicAuth {
 public:
-    BasicAuth(std::string_view realm, std::shared_ptr<UserFile> users);
+    BasicAuth(std::string_view realm, std::shared_ptr<UserFile> users, bool satisfy_any = false);
 
     // `WWW-Authenticate`'s value: Basic realm="...", charset="UTF-8", with
     // '"' and '\' in the realm escaped.
     const std::string& challenge() const { return challenge_; }
     const UserFile& users() const { return *users_; }
+    // `satisfy any`: a client an allow_from rule names needs no
+    // credentials, and one denied may log in (else 403 comes first).
+    bool satisfy_any() const { return satisfy_any_; }
 
     // Whether `request`'s credentials are a user's of the file (may wait:
     // in a coroutine). The credentials are decoded into `scratch` (`size`
@@ -103,6 +106,7 @@ public:
 private:
     std::string challenge_;
     std::shared_ptr<UserFile> users_;
+    bool satisfy_any_;
 };
 
 // Splits decoded credentials at the first ':' into user and password;

@@ -307,11 +307,8 @@ Connection::Next Connection::handle(std::size_t head_size) {
     Exchange exchange(socket_, body_, server_.router, request_, admission.path);
     if (admission.verdict == Admission::Verdict::serve) {
         exchange.set_rules(admission.handler->rules());
-        // A denied client gets the handler's 403 (and its error page), then
-        // one without valid credentials its 401 (nginx's `satisfy all`).
-        if (!admits(admission.handler->access())) [[unlikely]]
-            exchange.send_error(403);
-        else if (logged_in(admission.handler->auth(), exchange)) [[likely]]
+        // Refused, the handler's 403 or 401 (and its error page) went.
+        if (let_in(admission.handler->access(), admission.handler->auth(), exchange)) [[likely]]
             admission.handler->serve(exchange);
         if (!exchange.finished()) {
             // A route error page is served here, on this stack, not above
@@ -356,15 +353,41 @@ Connection::Next Connection::handle(std::size_t head_size) {
 void Connection::refuse(Exchange& exchange, int status) {
     // A body we will not read (413) would be taken for the next request.
     if (status == 413) exchange.close_after();
-    // A path no handler takes is the site's: its access rules come first
-    // (as nginx's access phase, after the location is chosen).
-    if (status == 404 && !admits(server_.router.site_access(request_.host))) status = 403;
     // Refusals get the site's rules and error pages.
     exchange.set_rules(server_.router.site_rules(request_.host));
-    // And its auth_basic: credentials first, then the 404.
-    if (status != 404 || logged_in(server_.router.site_auth(request_.host), exchange))
+    // A path no handler takes is the site's: its access rules and
+    // auth_basic come first (as nginx's access phase, after the location is
+    // chosen).
+    const Router& router = server_.router;
+    if (status != 404 ||
+        let_in(router.site_access(request_.host), router.site_auth(request_.host), exchange))
         exchange.send_error(status);
     exchange.send_pending_page();
+}
+
+bool Connection::let_in(const AccessRules* access, const BasicAuth* auth, Exchange& exchange) {
+    if (!auth) [[likely]] {
+        if (admits(access)) [[likely]]
+            return true;
+        exchange.send_error(403);
+        return false;
+    }
+    return let_in_with_auth(access, *auth, exchange);
+}
+
+bool Connection::let_in_with_auth(const AccessRules* access, const BasicAuth& auth,
+                                  Exchange& exchange) {
+    if (auth.satisfy_any()) {
+        // The address or the credentials; failing both, 401 (as nginx).
+        if (access && access->allows_explicitly(client_address())) return true;
+        return authenticate(auth, exchange);
+    }
+    // Both: a denied address gets 403 before any 401.
+    if (!admits(access)) {
+        exchange.send_error(403);
+        return false;
+    }
+    return authenticate(auth, exchange);
 }
 
 bool Connection::authenticate(const BasicAuth& auth, Exchange& exchange) {

@@ -87,12 +87,14 @@ private:
     // Whether `rules` (allow_from, deny_from; nullptr: none) let the client
     // in: with none, one pointer test.
     bool admits(const AccessRules* rules) { return !rules || rules->allows(client_address()); }
-    // Whether `auth` (auth_basic; nullptr: none) lets the request in; if not,
-    // the 401 (or 503) is sent. With none, one pointer test.
-    bool logged_in(const BasicAuth* auth, Exchange& exchange) {
-        return !auth || authenticate(*auth, exchange);
-    }
-    [[gnu::noinline]] bool authenticate(const BasicAuth& auth, Exchange& exchange);
+    // Whether `access` (allow_from, deny_from) and `auth` (auth_basic; each
+    // nullptr for none) let the request in; if not, its 403, 401 (or 503)
+    // went. Without auth_basic, admits() and one pointer test.
+    bool let_in(const AccessRules* access, const BasicAuth* auth, Exchange& exchange);
+    [[gnu::noinline]] bool let_in_with_auth(const AccessRules* access, const BasicAuth& auth,
+                                            Exchange& exchange);
+    // Checks the credentials; refused, sends the 401 (or 503).
+    bool authenticate(const BasicAuth& auth, Exchange& exchange);
     // The client's address, as access rules see it. Today the TCP peer the
     // loop noted at accept (SocketEnds, no syscall), looked at once per
     // coroutine; whatever learns the real client (the PROXY protocol) sets
