@@ -4,9 +4,11 @@
 
 #include "util/address.hpp"
 #include "util/cidr.hpp"
+#include "util/htpasswd.hpp"
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -70,6 +72,20 @@ struct ErrorPage {
     std::string target; // a URL path in the site, or a file's path
 };
 
+// `auth_basic` (the realm, or off) and `auth_basic_user_file` (nginx's
+// keys): a handler takes from its site each one it does not set. The file
+// is read at load (its users, checked line by line); the server re-reads it
+// when it changes (http/basic_auth.hpp).
+struct BasicAuth {
+    std::optional<std::string> realm; // set and not off
+    bool off = false;                 // `auth_basic = off`
+    std::string user_file;            // as opened: relative to the config file
+    std::shared_ptr<const Htpasswd> users;
+    // `satisfy = any`: an address allow_from names gets in without
+    // credentials (nginx's satisfy); unset: the site's, else all.
+    std::optional<bool> satisfy_any;
+};
+
 // What every handler kind takes besides its own keys.
 struct HandlerCommon {
     Route route;
@@ -84,6 +100,7 @@ struct HandlerCommon {
     // allow/deny): the first that matches the client decides, none allows.
     // A handler with any replaces its site's (util/cidr.hpp).
     AccessRules access;
+    BasicAuth auth;
 };
 
 struct ResponseHandler : HandlerCommon {
@@ -148,6 +165,7 @@ struct Site {
     std::vector<HeaderEdit> headers;
     std::vector<ErrorPage> error_pages;
     AccessRules access; // for handlers without their own, and unrouted paths
+    BasicAuth auth;     // the same
     std::vector<Handler> handlers;
 };
 

@@ -19,6 +19,7 @@
 #include <span>
 #include <sstream>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace weft::config {
@@ -52,6 +53,8 @@ std::size_t distance(std::string_view a, std::string_view b) {
 }
 
 class Parser;
+
+std::string directory_of(const std::string& path);
 
 // One key of a block: its name, and how it sets the target.
 template <class T>
@@ -173,6 +176,60 @@ public:
         if (!out.add(allow, at.s.value, message)) return fail_value(at, message);
         return true;
     }
+    // `auth_basic = REALM | off`.
+    bool auth_realm(const Located& at, BasicAuth& out) {
+        if (at.s.kind != Statement::Kind::assign)
+            return fail(at, at.s.value_column, "expected '=' after '" + at.s.key + "'");
+        out.off = at.s.value == "off";
+        if (out.off) {
+            out.realm.reset();
+            return true;
+        }
+        std::string realm;
+        if (!field_value(at, realm)) return false;
+        out.realm = std::move(realm);
+        return true;
+    }
+    // `auth_basic_user_file = PATH`: read now, so a missing file or a bad
+    // line stops the load here rather than refusing every request later.
+    bool auth_file(const Located& at, BasicAuth& out) {
+        if (at.s.kind != Statement::Kind::assign)
+            return fail(at, at.s.value_column, "expected '=' after '" + at.s.key + "'");
+        std::string path;
+        if (!one_path(at, path)) return false;
+        if (path.empty()) return fail_value(at, "expected the path of an htpasswd file");
+        if (!path.starts_with('/')) path = directory_of(*at.file) + "/" + path;
+        std::string message;
+        std::optional<Htpasswd> users = Htpasswd::load(path, message);
+        if (!users) return fail_value(at, message);
+        out.user_file = std::move(path);
+        out.users = std::make_shared<const Htpasswd>(std::move(*users));
+        return true;
+    }
+    // `satisfy = all | any`.
+    bool satisfy(const Located& at, BasicAuth& out) {
+        if (at.s.kind != Statement::Kind::assign)
+            return fail(at, at.s.value_column, "expected '=' after '" + at.s.key + "'");
+        if (at.s.value != "all" && at.s.value != "any")
+            return fail_value(at, "expected all or any, not '" + at.s.value + "'");
+        out.satisfy_any = at.s.value == "any";
+        return true;
+    }
+    // Where the last auth_basic / auth_basic_user_file of the handler being
+    // read, and of the site, were written: a handler's realm needs a file of
+    // its own or of the site, which is only known at the site's end.
+    struct AuthAt {
+        const Located* realm = nullptr;
+        const Located* file = nullptr;
+    };
+    AuthAt handler_auth_at;
+    AuthAt site_auth_at;
+    struct PendingAuth {
+        const Located* at;
+        bool needs_file; // else it needs a realm
+    };
+    std::vector<PendingAuth> pending_auth;
+
     // Path patterns (util/path_pattern.hpp): `deny`, `scripts`.
     bool patterns(const Located& at, std::vector<std::string>& out) {
         out.clear();
@@ -558,6 +615,18 @@ const Key<HandlerCommon> kCommonKeys[] = {
     {"deny_from",
      [](Parser& p, HandlerCommon& h, const Located& at) { return p.access(at, false, h.access); },
      true},
+    {"auth_basic",
+     [](Parser& p, HandlerCommon& h, const Located& at) {
+         p.handler_auth_at.realm = &at;
+         return p.auth_realm(at, h.auth);
+     }},
+    {"auth_basic_user_file",
+     [](Parser& p, HandlerCommon& h, const Located& at) {
+         p.handler_auth_at.file = &at;
+         return p.auth_file(at, h.auth);
+     }},
+    {"satisfy",
+     [](Parser& p, HandlerCommon& h, const Located& at) { return p.satisfy(at, h.auth); }},
 };
 
 // What no handler may say, whatever its kind; or nullptr.
@@ -683,9 +752,15 @@ template <class H, const auto& Keys, const char* (*Needs)(const H&) = needs_noth
 bool read_handler(Parser& p, Site& site, const Located& open, const HandlerSection& kind) {
     H h;
     if (!read_route(p, open, h.route)) return false;
+    p.handler_auth_at = {};
     if (!p.block(h, Keys, kind.where, handler_section<H, Sub>, Sub.names,
                  std::span<const Key<HandlerCommon>>(kCommonKeys)))
         return false;
+    // Checked at the site's end, which may still set what these lack.
+    if (h.auth.realm && h.auth.user_file.empty())
+        p.pending_auth.push_back({p.handler_auth_at.realm, true});
+    if (!h.auth.user_file.empty() && !h.auth.realm && !h.auth.off)
+        p.pending_auth.push_back({p.handler_auth_at.file, false});
     const char* missing = common_needs(h);
     if (!missing) missing = Needs(h);
     if (missing)
@@ -749,7 +824,37 @@ const Key<Site> kSiteKeys[] = {
     {"deny_from",
      [](Parser& p, Site& site, const Located& at) { return p.access(at, false, site.access); },
      true},
+    {"auth_basic",
+     [](Parser& p, Site& site, const Located& at) {
+         p.site_auth_at.realm = &at;
+         return p.auth_realm(at, site.auth);
+     }},
+    {"auth_basic_user_file",
+     [](Parser& p, Site& site, const Located& at) {
+         p.site_auth_at.file = &at;
+         return p.auth_file(at, site.auth);
+     }},
+    {"satisfy", [](Parser& p, Site& site, const Located& at) { return p.satisfy(at, site.auth); }},
 };
+
+// A realm needs users and users a realm, each the block's own or its site's.
+bool check_site_auth(Parser& p, const Site& site) {
+    const Parser::AuthAt at = std::exchange(p.site_auth_at, {});
+    const std::vector<Parser::PendingAuth> pending = std::exchange(p.pending_auth, {});
+    if (site.auth.realm && site.auth.user_file.empty())
+        return p.fail(*at.realm, at.realm->s.key_column,
+                      "auth_basic needs an auth_basic_user_file in the site");
+    for (const Parser::PendingAuth& handler : pending) {
+        if (handler.needs_file && site.auth.user_file.empty())
+            return p.fail(*handler.at, handler.at->s.key_column,
+                          "auth_basic needs an auth_basic_user_file here or in the site");
+        if (!handler.needs_file && !site.auth.realm)
+            return p.fail(*handler.at, handler.at->s.key_column,
+                          "auth_basic_user_file needs an auth_basic (the realm) here or in the "
+                          "site");
+    }
+    return true;
+}
 
 const Key<Config> kTopKeys[] = {
     {"threads",
@@ -844,6 +949,7 @@ bool top_section(Parser& p, Config& c, const Located& open) {
         Site site;
         static const std::string sections = "headers, " + handler_names();
         if (!p.block(site, kSiteKeys, "a site", site_section, sections.c_str())) return false;
+        if (!check_site_auth(p, site)) return false;
         // A site another one shadows would never see a request.
         for (const Site& earlier : c.sites) {
             if (site.hosts.empty() && earlier.hosts.empty())

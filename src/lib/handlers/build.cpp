@@ -240,6 +240,26 @@ std::unique_ptr<const AccessRules> build_access(const config::HandlerCommon* com
     return std::make_unique<const AccessRules>(rules);
 }
 
+std::unique_ptr<const http::BasicAuth> build_auth(const config::HandlerCommon* common,
+                                                  const BuildContext& context) {
+    const config::BasicAuth& site = context.site.auth;
+    const config::BasicAuth none;
+    const config::BasicAuth& own = common ? common->auth : none;
+    if (own.off) return nullptr;
+    const std::optional<std::string>& realm = own.realm ? own.realm : site.realm;
+    const config::BasicAuth& file = own.users ? own : site;
+    if (!realm || !file.users) return nullptr; // the loader refuses a realm without users
+    std::shared_ptr<http::UserFile> users;
+    for (const std::shared_ptr<http::UserFile>& known : context.user_files)
+        if (known->path() == file.user_file) users = known;
+    if (!users) {
+        users = std::make_shared<http::UserFile>(file.user_file, file.users);
+        context.user_files.push_back(users);
+    }
+    const bool any = own.satisfy_any.value_or(site.satisfy_any.value_or(false));
+    return std::make_unique<const http::BasicAuth>(*realm, std::move(users), any);
+}
+
 std::unique_ptr<http::Handler> build_handler(const config::Handler& handler,
                                              const BuildContext& context, std::string& error) {
     // A kind without its create() does not compile.
@@ -252,6 +272,7 @@ std::unique_ptr<http::Handler> build_handler(const config::Handler& handler,
     if (!build_response_rules(&common, context, rules, error)) return nullptr;
     built->set_rules(std::move(rules));
     built->set_access(build_access(&common, context));
+    built->set_auth(build_auth(&common, context));
     return built;
 }
 

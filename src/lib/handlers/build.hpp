@@ -45,6 +45,9 @@ struct BuildContext {
     // Where a handler's own pool (`pass`) comes from: kept across reloads.
     // None: a new pool each time.
     fastcgi::UpstreamPools* pools = nullptr;
+    // The htpasswd files of the site's auth_basic, by path: one file
+    // watched once, however many handlers use it.
+    mutable std::vector<std::shared_ptr<http::UserFile>> user_files{};
 
     // A handler's root: its own, else its site's.
     std::string_view root(const std::string& own) const;
@@ -84,6 +87,12 @@ bool build_response_rules(const config::HandlerCommon* common, const BuildContex
 // the server's), or of the site alone (`common` null); null when none.
 std::unique_ptr<const AccessRules> build_access(const config::HandlerCommon* common,
                                                 const BuildContext& context);
+
+// The Basic authentication of a handler's `common` keys, each of realm and
+// user file its own or else its site's, or of the site alone (`common`
+// null); null when there is none or the handler says `auth_basic = off`.
+std::unique_ptr<const http::BasicAuth> build_auth(const config::HandlerCommon* common,
+                                                  const BuildContext& context);
 
 // The handler for `handler`, with its response rules; nullptr with a
 // one-line reason when it cannot be built (a root that does not open).

@@ -110,7 +110,9 @@ void AccessLog::write(const AccessLogEntry& e) {
     *out++ = ' ';
     out = escaped(out, end, e.peer.empty() ? "-" : e.peer);
     const std::string_view time = local_time();
-    out += std::snprintf(out, static_cast<std::size_t>(end - out), " - %.*s \"",
+    *out++ = ' ';
+    out = escaped(out, end - 1024, e.remote_user.empty() ? "-" : e.remote_user);
+    out += std::snprintf(out, static_cast<std::size_t>(end - out), " %.*s \"",
                          static_cast<int>(time.size()), time.data());
     out = escaped(out, end - 64, e.request_line);
     out += std::snprintf(out, static_cast<std::size_t>(end - out), "\" %d %llu \"", e.status,

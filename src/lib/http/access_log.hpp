@@ -5,6 +5,7 @@
 // forwarding header (real_ip_from) or a PROXY protocol header named. `peer`
 // (identd's field, "-" in nginx's) is then the TCP peer the client came
 // through, the proxy; "-" when the client is the TCP peer.
+// The third field is $remote_user: the name Basic authentication let in.
 //
 // Each loop thread formats lines into its own buffer and writes whole
 // buffers with one write(2) (the file is opened O_APPEND, so lines of
@@ -20,6 +21,7 @@ namespace weft::http {
 struct AccessLogEntry {
     std::string_view remote;       // the client's address, as text
     std::string_view peer;         // the TCP peer, when not the client; else empty ("-")
+    std::string_view remote_user;  // who Basic authentication let in, or empty
     std::string_view request_line; // as received
     int status;
     std::uint64_t body_bytes;

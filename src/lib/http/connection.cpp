@@ -304,6 +304,7 @@ Connection::Next Connection::handle(std::size_t head_size) {
     // Responses are corked while the client has pipelined more behind this
     // one (BodyReader::start).
     body_.start(request_, head_size);
+    request_.remote_user = log_user_ = {};
     const Admission admission = admit(request_, options_, server_.router, path_, sizeof path_);
     Exchange exchange(socket_, body_, server_.router, request_, admission.path);
     if (!options_.real_ip.proxies.empty()) [[unlikely]] {
@@ -311,11 +312,9 @@ Connection::Next Connection::handle(std::size_t head_size) {
     }
     if (admission.verdict == Admission::Verdict::serve) {
         exchange.set_rules(admission.handler->rules());
-        // A denied client gets the handler's 403 (and its error page).
-        if (admits(admission.handler->access())) [[likely]]
+        // Refused, the handler's 403 or 401 (and its error page) went.
+        if (let_in(admission.handler->access(), admission.handler->auth(), exchange)) [[likely]]
             admission.handler->serve(exchange);
-        else
-            exchange.send_error(403);
         if (!exchange.finished()) {
             // A route error page is served here, on this stack, not above
             // the handler that chose it.
@@ -359,13 +358,62 @@ Connection::Next Connection::handle(std::size_t head_size) {
 void Connection::refuse(Exchange& exchange, int status) {
     // A body we will not read (413) would be taken for the next request.
     if (status == 413) exchange.close_after();
-    // A path no handler takes is the site's: its access rules come first
-    // (as nginx's access phase, after the location is chosen).
-    if (status == 404 && !admits(server_.router.site_access(request_.host))) status = 403;
     // Refusals get the site's rules and error pages.
     exchange.set_rules(server_.router.site_rules(request_.host));
-    exchange.send_error(status);
+    // A path no handler takes is the site's: its access rules and
+    // auth_basic come first (as nginx's access phase, after the location is
+    // chosen).
+    const Router& router = server_.router;
+    if (status != 404 ||
+        let_in(router.site_access(request_.host), router.site_auth(request_.host), exchange))
+        exchange.send_error(status);
     exchange.send_pending_page();
+}
+
+bool Connection::let_in(const AccessRules* access, const BasicAuth* auth, Exchange& exchange) {
+    if (!auth) [[likely]] {
+        if (admits(access)) [[likely]]
+            return true;
+        exchange.send_error(403);
+        return false;
+    }
+    return let_in_with_auth(access, *auth, exchange);
+}
+
+bool Connection::let_in_with_auth(const AccessRules* access, const BasicAuth& auth,
+                                  Exchange& exchange) {
+    if (auth.satisfy_any()) {
+        // The address or the credentials; failing both, 401 (as nginx).
+        if (access && access->allows_explicitly(client_address())) return true;
+        return authenticate(auth, exchange);
+    }
+    // Both: a denied address gets 403 before any 401.
+    if (!admits(access)) {
+        exchange.send_error(403);
+        return false;
+    }
+    return authenticate(auth, exchange);
+}
+
+bool Connection::authenticate(const BasicAuth& auth, Exchange& exchange) {
+    std::string_view user;
+    const AuthVerdict verdict = auth.check(request_, credentials_, sizeof credentials_, user);
+    // As nginx's $remote_user: the name sent, let in or not.
+    log_user_ = user;
+    switch (verdict) {
+    case AuthVerdict::allowed:
+        request_.remote_user = user;
+        return true;
+    case AuthVerdict::refused:
+        exchange.header("WWW-Authenticate", auth.challenge());
+        exchange.send_error(401);
+        return false;
+    case AuthVerdict::busy:
+        exchange.header("Retry-After", "1");
+        exchange.send_error(503);
+        return false;
+    }
+    return false;
 }
 
 Connection::Next Connection::answer_bad_request(int status, std::string_view reason) {
@@ -373,6 +421,7 @@ Connection::Next Connection::answer_bad_request(int status, std::string_view rea
     Request& r = request_;
     r = Request{};
     forwarded_.named = false; // no fields to trust: the peer is the client
+    log_user_ = {};
     r.minor = 1;
     r.keep_alive = false;
     body_.none();
@@ -480,8 +529,9 @@ void Connection::log(const Exchange& exchange) {
     const bool forwarded = forwarded_.named;
     const std::string_view client = forwarded ? forwarded_.text : remote_;
     const std::string_view peer = forwarded || proxied_ ? tcp_peer_text() : std::string_view{};
-    server_.access_log->write({client, peer, line, exchange.status(), exchange.body_bytes_sent(),
-                               request_.header("Referer"), request_.header("User-Agent")});
+    server_.access_log->write({client, peer, log_user_, line, exchange.status(),
+                               exchange.body_bytes_sent(), request_.header("Referer"),
+                               request_.header("User-Agent")});
 }
 
 } // namespace weft::http

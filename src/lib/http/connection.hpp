@@ -106,6 +106,14 @@ private:
     // header replaced it in SocketEnds, so a proxied connection asks the
     // socket (getpeername, once per coroutine, only for that field).
     std::string_view tcp_peer_text();
+    // Whether `access` (allow_from, deny_from) and `auth` (auth_basic; each
+    // nullptr for none) let the request in; if not, its 403, 401 (or 503)
+    // went. Without auth_basic, admits() and one pointer test.
+    bool let_in(const AccessRules* access, const BasicAuth* auth, Exchange& exchange);
+    [[gnu::noinline]] bool let_in_with_auth(const AccessRules* access, const BasicAuth& auth,
+                                            Exchange& exchange);
+    // Checks the credentials; refused, sends the 401 (or 503).
+    bool authenticate(const BasicAuth& auth, Exchange& exchange);
     // For the log of a head that did not parse: its first line as received,
     // cut at kLoggedLineMax bytes (a stray TLS hello has no line end at all).
     std::string_view received_line() const;
@@ -142,7 +150,12 @@ private:
     bool proxied_ = false;               // a PROXY header named the peer
     char remote_[48] = "";               // the peer's address for the access log, once written
     char tcp_peer_[48];                  // a proxied connection's TCP peer, once written
-    char path_[8192];                    // the decoded path: never longer than the request line
+    // An Authorization field's credentials, decoded: after the check only
+    // the user's name stays, which log_user_ (and request_.remote_user, if
+    // let in) view. Longer credentials are refused.
+    char credentials_[1024];
+    std::string_view log_user_;
+    char path_[8192]; // the decoded path: never longer than the request line
     ReceiveBuffer in_;
     IpAddress client_; // the peer: family none until peer_address() looks
     // The current request's client as its forwarding fields name it (none,

@@ -4,6 +4,7 @@
 // shared by every loop, so serve() must not change it (per-loop state goes in
 // thread_local storage).
 
+#include "http/basic_auth.hpp"
 #include "http/response_rules.hpp"
 #include "http/route.hpp"
 #include "util/cidr.hpp"
@@ -50,10 +51,17 @@ public:
     const AccessRules* access() const { return access_.get(); }
     void set_access(std::unique_ptr<const AccessRules> access) { access_ = std::move(access); }
 
+    // Who must log in (auth_basic: its own, else its site's), or nullptr;
+    // set once at build. Checked after access(): a client without valid
+    // credentials gets 401 before serve() runs.
+    const BasicAuth* auth() const { return auth_.get(); }
+    void set_auth(std::unique_ptr<const BasicAuth> auth) { auth_ = std::move(auth); }
+
 private:
     Route route_;
     std::unique_ptr<const ResponseRules> rules_;
     std::unique_ptr<const AccessRules> access_;
+    std::unique_ptr<const BasicAuth> auth_;
 };
 
 } // namespace weft::http

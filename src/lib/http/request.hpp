@@ -49,6 +49,9 @@ struct Request {
     bool expect_continue = false;
     bool chunked = false;             // Transfer-Encoding: chunked
     std::uint64_t content_length = 0; // when not chunked
+    // The user Basic authentication let in (http/basic_auth.hpp), or empty:
+    // set by the connection, not the parser.
+    std::string_view remote_user;
     std::size_t header_count = 0;
     union {
         Header headers[kMaxHeaders]; // [0, header_count) are the fields

@@ -69,6 +69,11 @@ const AccessRules* Router::site_access(std::string_view host) const {
     return sorted ? sorted->site.access.get() : nullptr;
 }
 
+const BasicAuth* Router::site_auth(std::string_view host) const {
+    const SortedSite* sorted = site_for(host);
+    return sorted ? sorted->site.auth.get() : nullptr;
+}
+
 const Handler* Router::route(std::string_view host, std::string_view path) const {
     const SortedSite* sorted = site_for(host);
     if (!sorted) return nullptr;

@@ -29,6 +29,8 @@ public:
         // The site's allow_from/deny_from, for paths no handler takes
         // (nullptr: everyone); handlers carry their own.
         std::unique_ptr<const AccessRules> access;
+        // Its auth_basic, for paths no handler takes (nullptr: none).
+        std::unique_ptr<const BasicAuth> auth;
     };
 
     // Sites are tried in the order given; handlers are sorted here.
@@ -41,6 +43,8 @@ public:
     const ResponseRules* site_rules(std::string_view host) const;
     // The access rules of the site for `host` (nullptr: none).
     const AccessRules* site_access(std::string_view host) const;
+    // The Basic authentication of the site for `host` (nullptr: none).
+    const BasicAuth* site_auth(std::string_view host) const;
 
 private:
     // A site's handlers sorted: its prefixes, longest first, in site.handlers

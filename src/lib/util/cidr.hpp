@@ -104,6 +104,13 @@ public:
             if (rule.matches(address)) return rule.allow;
         return true;
     }
+    // Whether a rule allows `address` by name (nginx's `satisfy any`
+    // lets such a client in without credentials; none matching does not).
+    bool allows_explicitly(const IpAddress& address) const {
+        for (const AccessRule& rule : rules_)
+            if (rule.matches(address)) return rule.allow;
+        return false;
+    }
     bool empty() const { return rules_.empty(); }
     const std::vector<AccessRule>& rules() const { return rules_; }
 

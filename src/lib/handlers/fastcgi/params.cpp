@@ -94,6 +94,10 @@ void write_params(fastcgi::RecordWriter& w, const http::Request& request, const 
     w.param("SERVER_ADDR", endpoints.server_address);
     w.param("SERVER_PORT", endpoints.server_port);
     w.param("SERVER_NAME", p.server_name);
+    if (!request.remote_user.empty()) {
+        w.param("REMOTE_USER", request.remote_user);
+        w.param("AUTH_TYPE", "Basic");
+    }
 
     // Request fields; a repeated one once, with every value.
     const http::Header* const headers = request.headers;

@@ -14,8 +14,9 @@
 // https), REMOTE_ADDR, REMOTE_PORT (the client a trusted proxy's forwarding
 // header named, with the port it gave or none, as nginx's realip; else the
 // client a PROXY header named, else the peer), SERVER_ADDR, SERVER_PORT,
-// SERVER_NAME; then every request field as HTTP_*, and the handler's own
-// `params { }` last.
+// SERVER_NAME, REMOTE_USER and AUTH_TYPE=Basic for a request auth_basic let
+// in; then every request field as HTTP_*, and the handler's own `params { }`
+// last.
 //
 // Request fields: repeated Cookie fields are joined with "; ", other
 // repeated fields with ", ". Not passed: Proxy (HTTP_PROXY would become the
