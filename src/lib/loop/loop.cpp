@@ -54,10 +54,13 @@ FdEntry& entry_of(Timer& timer) {
 } // namespace
 
 Loop::Loop(FdTable& table, std::uint16_t index)
-    : table_(table), index_(index), now_(read_clock()), timers_(now_) {}
+    : table_(table), index_(index), now_(read_clock()), timers_(now_) {
+    register_loop_counters(index_, &counters_);
+}
 
 Loop::~Loop() {
     assert(!running_loop_);
+    unregister_loop_counters(index_, &counters_);
     // run() ends every task; a loop never run may still hold spawned ones.
     // Calls posted too late still run (they may hold references to free),
     // then whatever they started ends too.
@@ -302,6 +305,7 @@ int Loop::adopt_accepted(int fd, std::uint16_t handler) {
         if (entry.task && entry.task->wait_fd == fd) entry.task->wait_fd = -1;
     }
     entry = FdEntry{};
+    counters_.handled.add(1);
     entry.kind = FdKind::connection;
     entry.loop = index_;
     entry.handler = handler;
@@ -465,6 +469,7 @@ void Loop::park(int fd) {
     entry.parked_next = parked_head_ + 1;
     if (parked_head_ >= 0) table_[parked_head_].parked_prev = fd + 1;
     parked_head_ = fd;
+    (entry.data ? counters_.parked_head : counters_.parked_idle).add(1);
 }
 
 void Loop::unlink_parked(int fd) {
@@ -477,6 +482,7 @@ void Loop::unlink_parked(int fd) {
     }
     if (entry.parked_next) table_[entry.parked_next - 1].parked_prev = entry.parked_prev;
     entry.parked_prev = entry.parked_next = 0;
+    (entry.data ? counters_.parked_head : counters_.parked_idle).sub(1);
 }
 
 // --- waiting on fds -----------------------------------------------------------
@@ -560,6 +566,7 @@ void Loop::close_connection(int fd) {
     entry.timer.cancel();
     if (auto* state = static_cast<ParkedState*>(entry.data)) state->release(state);
     table_.reset(fd);
+    counters_.closed.add(1);
     ::close(fd); // also leaves the epoll set: nothing else holds the file
 }
 
@@ -640,6 +647,7 @@ void Loop::accept_from(Listener& listener) {
             }
         }
         ++stats_.accepted;
+        counters_.accepted.add(1);
         if (table_.fits(fd)) {
             SocketEnds& ends = table_.ends(fd);
             ends.peer = peer;

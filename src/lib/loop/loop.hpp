@@ -14,6 +14,7 @@
 
 #include "coro/coroutine.hpp"
 #include "loop/fd_table.hpp"
+#include "loop/loop_stats.hpp"
 #include "loop/timer_wheel.hpp"
 #include "loop/yield_protocol.hpp"
 
@@ -225,6 +226,9 @@ public:
     std::uint16_t index() const { return index_; }
     FdTable& table() { return table_; }
     const Stats& stats() const { return stats_; }
+    // What it served, for the status handler: written by this loop's thread
+    // only, readable from any (loop_stats.hpp).
+    LoopCounters& counters() { return counters_; }
     std::size_t live_tasks() const { return live_tasks_; }
 
 private:
@@ -280,6 +284,7 @@ private:
     std::uint64_t now_;
     TimerWheel timers_;
     Stats stats_;
+    LoopCounters counters_;
 
     std::vector<Handler> handlers_;
     std::deque<Listener> listeners_;
