@@ -291,6 +291,7 @@ std::int64_t Connection::run() {
             in_.pos = in_.end;
             continue;
         }
+        Loop::current()->counters().requests_started.add(1);
         Next next;
         if (status == ParseStatus::error) {
             next = answer_bad_request(parser_.error_status() ? parser_.error_status() : 431,

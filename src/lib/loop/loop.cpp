@@ -469,7 +469,6 @@ void Loop::park(int fd) {
     entry.parked_next = parked_head_ + 1;
     if (parked_head_ >= 0) table_[parked_head_].parked_prev = fd + 1;
     parked_head_ = fd;
-    (entry.data ? counters_.parked_head : counters_.parked_idle).add(1);
 }
 
 void Loop::unlink_parked(int fd) {
@@ -482,7 +481,6 @@ void Loop::unlink_parked(int fd) {
     }
     if (entry.parked_next) table_[entry.parked_next - 1].parked_prev = entry.parked_prev;
     entry.parked_prev = entry.parked_next = 0;
-    (entry.data ? counters_.parked_head : counters_.parked_idle).sub(1);
 }
 
 // --- waiting on fds -----------------------------------------------------------
@@ -564,7 +562,10 @@ void Loop::close_connection(int fd) {
     assert(!entry.task);
     unlink_parked(fd);
     entry.timer.cancel();
-    if (auto* state = static_cast<ParkedState*>(entry.data)) state->release(state);
+    if (auto* state = static_cast<ParkedState*>(entry.data)) {
+        counters_.parked_heads.sub(1);
+        state->release(state);
+    }
     table_.reset(fd);
     counters_.closed.add(1);
     ::close(fd); // also leaves the epoll set: nothing else holds the file

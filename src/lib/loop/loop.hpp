@@ -204,10 +204,13 @@ public:
     void leave_parked(int fd, ParkedState* state) {
         assert(table_[fd].kind == FdKind::connection && table_[fd].task && !table_[fd].data);
         table_[fd].data = state;
+        counters_.parked_heads.add(1); // not on the ordinary path: a head in pieces
     }
     ParkedState* take_parked(int fd) {
         FdEntry& entry = table_[fd];
-        return entry.data ? static_cast<ParkedState*>(std::exchange(entry.data, nullptr)) : nullptr;
+        if (!entry.data) return nullptr;
+        counters_.parked_heads.sub(1);
+        return static_cast<ParkedState*>(std::exchange(entry.data, nullptr));
     }
 
     // The fd's timeout: `ms` from now its waiting task is woken with

@@ -32,25 +32,29 @@ private:
     std::atomic<std::uint64_t> value_{0};
 };
 
-// One loop's connections and requests. Gauges (parked_*) go up and down;
-// the rest only grow.
+// One loop's connections and requests, counted where the loop and the
+// Connection pass anyway: per connection at accept and close, per request
+// twice (its head read, its end), and on the way of a head that parks in
+// pieces. What nginx's stub_status shows follows: active = handled - closed;
+// writing (requests in progress) = started - ended; reading = parked heads;
+// waiting (kept alive, idle) = the rest.
 struct alignas(64) LoopCounters {
     Counter accepted; // by accept4
     Counter handled;  // given to a handler (accepted or adopted, with a stack)
-    Counter closed;   // handled connections closed since: active = handled - closed
-    // Parked with nothing begun (kept alive between requests: nginx's
-    // "Waiting"), and parked holding part of a head (nginx's "Reading").
-    Counter parked_idle;
-    Counter parked_head;
-    // Requests answered, by status / 100: [1] 1xx ... [5] 5xx; [0] and [6]
-    // anything outside 100-599 (none today).
-    Counter requests[7];
+    Counter closed;   // handled connections closed since
+    // Connections parked holding part of a head (a gauge: up and down).
+    Counter parked_heads;
+    Counter requests_started; // a head read, or refused as unreadable
+    // Requests ended, by status: index status & 1023 (no compare on the
+    // way; a status outside 100-599 lands where the reader counts it as
+    // "other"). 8 KiB a loop, one line of it touched per request.
+    static constexpr unsigned kStatusSlots = 1024;
+    Counter by_status[kStatusSlots];
     Counter body_bytes_sent;
 
     // At a request's end (the access log's point).
     void count_request(int status, std::uint64_t body_bytes) {
-        const unsigned kind = static_cast<unsigned>(status) / 100;
-        requests[kind < 6 ? kind : 6].add(1);
+        by_status[static_cast<unsigned>(status) & (kStatusSlots - 1)].add(1);
         body_bytes_sent.add(body_bytes);
     }
 };

@@ -13,19 +13,27 @@ namespace {
 
 ConnectionFigures figures_of(const LoopCounters& c) {
     ConnectionFigures f;
-    f.accepted = c.accepted.load();
-    // Closed before handled: a connection is handled before it closes, so
-    // active cannot come out below zero.
+    // Each pair read in the order that keeps it whole: a request ends after
+    // it starts and a connection closes after it is handled, and counters
+    // only grow, so the later read is never below the earlier.
+    std::uint64_t ended = 0;
+    for (unsigned status = 0; status < LoopCounters::kStatusSlots; ++status) {
+        const std::uint64_t n = c.by_status[status].load();
+        ended += n;
+        f.requests[status >= 100 && status < 600 ? status / 100 : 0] += n;
+    }
+    const std::uint64_t started = c.requests_started.load();
     const std::uint64_t closed = c.closed.load();
+    f.accepted = c.accepted.load();
     f.handled = c.handled.load();
     f.active = f.handled - closed;
-    f.reading = c.parked_head.load();
-    f.waiting = c.parked_idle.load();
-    // Gauges read at slightly different moments: never below zero.
-    const std::uint64_t parked = f.reading + f.waiting;
-    f.writing = f.active > parked ? f.active - parked : 0;
-    for (unsigned i = 1; i <= 5; ++i) f.requests[i] = c.requests[i].load();
-    f.requests[0] = c.requests[0].load() + c.requests[6].load();
+    f.reading = c.parked_heads.load();
+    // The gauges come from different moments: never below zero, and a
+    // request that never ended (its coroutine destroyed by a stop past its
+    // grace, or by an exception) is not counted as in progress for ever.
+    const std::uint64_t open = f.active > f.reading ? f.active - f.reading : 0;
+    f.writing = std::min(started - ended, open);
+    f.waiting = open - f.writing;
     f.body_bytes_sent = c.body_bytes_sent.load();
     return f;
 }
