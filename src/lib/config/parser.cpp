@@ -728,7 +728,7 @@ const HandlerSection kHandlerSections[] = {
     section<StatusHandler, kStatusKeys>("status", "a status handler"),
 };
 
-// "response, redirect, files or fastcgi"
+// "response, redirect, files, fastcgi or status"
 const std::string& handler_names() {
     static const std::string names = [] {
         std::string text;
