@@ -1,6 +1,9 @@
 #include "handlers/status/render.hpp"
 
 #include <cstdio>
+#include <functional>
+#include <initializer_list>
+#include <utility>
 
 namespace weft::handlers::status {
 
@@ -54,6 +57,19 @@ void string(std::string& out, std::string_view name, std::string_view text) {
     out += '"';
     append_json_escaped(out, text);
     out += '"';
+}
+
+// "name":[{...},...]: each object's members written by `members`.
+template <class Items, class Members>
+void array(std::string& out, std::string_view name, const Items& items, Members members) {
+    key(out, name);
+    out += '[';
+    for (const auto& item : items) {
+        out += out.back() == '[' ? "{" : ",{";
+        members(item);
+        out += '}';
+    }
+    out += ']';
 }
 
 void json_connections(std::string& out, const ConnectionFigures& f) {
@@ -122,28 +138,33 @@ void family(std::string& out, const Family& f) {
     out += '\n';
 }
 
-// name{labels} value: labels as `k="v"` pairs, values escaped.
-void sample(std::string& out, std::string_view name,
-            std::initializer_list<std::pair<std::string_view, std::string_view>> labels,
+using Label = std::pair<std::string_view, std::string_view>;
+using Labels = std::initializer_list<Label>;
+
+// name{labels} value: the series' labels (`where`: its loop, its upstream)
+// then the family's own (`what`), as `k="v"` pairs, values escaped.
+void sample(std::string& out, std::string_view name, Labels where, Labels what,
             std::string_view value) {
     out += name;
-    if (labels.size()) {
-        out += '{';
-        bool first = true;
-        for (const auto& [k, v] : labels) {
-            if (!first) out += ',';
+    bool first = true;
+    for (const Labels list : {where, what}) {
+        for (const auto& [k, v] : list) {
+            out += first ? '{' : ',';
             first = false;
             out += k;
             out += "=\"";
             append_label_escaped(out, v);
             out += '"';
         }
-        out += '}';
     }
+    if (!first) out += '}';
     out += ' ';
     out += value;
     out += '\n';
 }
+
+// What a family's value function gets to write its samples with.
+using Emit = const std::function<void(Labels, const std::string&)>&;
 
 std::string seconds(std::uint64_t ms) {
     char text[32];
@@ -227,19 +248,11 @@ std::string render_json(const Figures& f) {
     number(out, "started", f.started_unix);
     number(out, "reloads", f.reloads);
     json_connections(out, f.total);
-    key(out, "loops");
-    out += '[';
-    for (const LoopFigures& loop : f.loops) {
-        out += out.back() == '[' ? "{" : ",{";
+    array(out, "loops", f.loops, [&](const LoopFigures& loop) {
         number(out, "index", loop.index);
         json_connections(out, loop.figures);
-        out += '}';
-    }
-    out += ']';
-    key(out, "upstreams");
-    out += '[';
-    for (const UpstreamFigures& u : f.upstreams) {
-        out += out.back() == '[' ? "{" : ",{";
+    });
+    array(out, "upstreams", f.upstreams, [&](const UpstreamFigures& u) {
         string(out, "name", u.name);
         number(out, "open", u.open);
         number(out, "idle", u.idle);
@@ -247,152 +260,143 @@ std::string render_json(const Figures& f) {
         number(out, "queued", u.queued);
         number(out, "max_conns", u.max_conns);
         json_upstream_loop(out, u.total);
-        key(out, "loops");
-        out += '[';
-        for (const UpstreamLoopFigures& loop : u.loops) {
-            out += out.back() == '[' ? "{" : ",{";
+        array(out, "loops", u.loops, [&](const UpstreamLoopFigures& loop) {
             number(out, "index", loop.index);
             json_upstream_loop(out, loop);
-            out += '}';
-        }
-        out += ']';
-        key(out, "servers");
-        out += '[';
-        for (const ServerFigures& s : u.servers) {
-            out += out.back() == '[' ? "{" : ",{";
-            string(out, "address", s.address);
-            string(out, "state", s.up ? "up" : "down");
-            number(out, "failures", s.failures);
-            out += '}';
-        }
-        out += "]}";
-    }
-    out += "]}\n";
+        });
+        array(out, "servers", u.servers, [&](const ServerFigures& server) {
+            string(out, "address", server.address);
+            string(out, "state", server.up ? "up" : "down");
+            number(out, "failures", server.failures);
+        });
+    });
+    out += "}\n";
     return out;
 }
 
 std::string render_prometheus(const Figures& f) {
     std::string out;
-    auto per_loop = [&](const Family& fam, auto value) {
+    auto n = [](std::uint64_t v) { return std::to_string(v); };
+    // A family, then value(figures, emit) for each loop, upstream, or
+    // upstream on a loop; emit(labels, value) writes one sample.
+    auto each_loop = [&](const Family& fam, auto value) {
         family(out, fam);
-        for (const LoopFigures& loop : f.loops)
-            sample(out, fam.name, {{"loop", std::to_string(loop.index)}},
-                   std::to_string(value(loop.figures)));
+        for (const LoopFigures& loop : f.loops) {
+            const std::string index = n(loop.index);
+            value(loop.figures, [&](Labels what, const std::string& v) {
+                sample(out, fam.name, {{"loop", index}}, what, v);
+            });
+        }
     };
-    per_loop({"weft_connections_accepted_total", "counter", "Connections accepted."},
-             [](const ConnectionFigures& c) { return c.accepted; });
-    per_loop({"weft_connections_handled_total", "counter", "Connections given to a handler."},
-             [](const ConnectionFigures& c) { return c.handled; });
-    per_loop({"weft_connections_active", "gauge", "Connections open."},
-             [](const ConnectionFigures& c) { return c.active; });
-    family(out, {"weft_connections", "gauge",
-                 "Open connections by state: reading a head, writing (a request in "
-                 "progress), waiting (idle between requests)."});
-    for (const LoopFigures& loop : f.loops) {
-        const std::string index = std::to_string(loop.index);
-        sample(out, "weft_connections", {{"loop", index}, {"state", "reading"}},
-               std::to_string(loop.figures.reading));
-        sample(out, "weft_connections", {{"loop", index}, {"state", "writing"}},
-               std::to_string(loop.figures.writing));
-        sample(out, "weft_connections", {{"loop", index}, {"state", "waiting"}},
-               std::to_string(loop.figures.waiting));
-    }
-    family(out, {"weft_requests_total", "counter", "Requests answered, by status class."});
-    for (const LoopFigures& loop : f.loops) {
-        const std::string index = std::to_string(loop.index);
-        for (std::size_t i = 1; i < loop.figures.requests.size(); ++i)
-            sample(out, "weft_requests_total", {{"loop", index}, {"class", kClassNames[i]}},
-                   std::to_string(loop.figures.requests[i]));
-        sample(out, "weft_requests_total", {{"loop", index}, {"class", "other"}},
-               std::to_string(loop.figures.requests[0]));
-    }
-    per_loop({"weft_body_bytes_sent_total", "counter", "Response body bytes sent."},
-             [](const ConnectionFigures& c) { return c.body_bytes_sent; });
-
-    family(out, {"weft_upstream_connections", "gauge",
-                 "Connections to an upstream's servers: open, idle, busy."});
-    for (const UpstreamFigures& u : f.upstreams) {
-        sample(out, "weft_upstream_connections", {{"upstream", u.name}, {"state", "open"}},
-               std::to_string(u.open));
-        sample(out, "weft_upstream_connections", {{"upstream", u.name}, {"state", "idle"}},
-               std::to_string(u.idle));
-        sample(out, "weft_upstream_connections", {{"upstream", u.name}, {"state", "busy"}},
-               std::to_string(u.busy));
-    }
-    family(out, {"weft_upstream_max_conns", "gauge", "An upstream's max_conns."});
-    for (const UpstreamFigures& u : f.upstreams)
-        sample(out, "weft_upstream_max_conns", {{"upstream", u.name}}, std::to_string(u.max_conns));
-    family(out, {"weft_upstream_queued", "gauge", "Requests waiting for a connection now."});
-    for (const UpstreamFigures& u : f.upstreams)
-        sample(out, "weft_upstream_queued", {{"upstream", u.name}}, std::to_string(u.queued));
-    auto per_upstream_loop = [&](const Family& fam, auto value) {
+    auto each_upstream = [&](const Family& fam, auto value) {
         family(out, fam);
         for (const UpstreamFigures& u : f.upstreams)
-            for (const UpstreamLoopFigures& loop : u.loops)
-                sample(out, fam.name, {{"upstream", u.name}, {"loop", std::to_string(loop.index)}},
-                       std::to_string(value(loop)));
+            value(u, [&](Labels what, const std::string& v) {
+                sample(out, fam.name, {{"upstream", u.name}}, what, v);
+            });
     };
-    per_upstream_loop(
+    auto each_upstream_loop = [&](const Family& fam, auto value) {
+        family(out, fam);
+        for (const UpstreamFigures& u : f.upstreams)
+            for (const UpstreamLoopFigures& loop : u.loops) {
+                const std::string index = n(loop.index);
+                sample(out, fam.name, {{"upstream", u.name}, {"loop", index}}, {}, n(value(loop)));
+            }
+    };
+
+    each_loop({"weft_connections_accepted_total", "counter", "Connections accepted."},
+              [&](const ConnectionFigures& c, Emit emit) { emit({}, n(c.accepted)); });
+    each_loop({"weft_connections_handled_total", "counter", "Connections given to a handler."},
+              [&](const ConnectionFigures& c, Emit emit) { emit({}, n(c.handled)); });
+    each_loop({"weft_connections_active", "gauge", "Connections open."},
+              [&](const ConnectionFigures& c, Emit emit) { emit({}, n(c.active)); });
+    each_loop({"weft_connections", "gauge",
+               "Open connections by state: reading a head, writing (a request in progress), "
+               "waiting (idle between requests)."},
+              [&](const ConnectionFigures& c, Emit emit) {
+                  emit({{"state", "reading"}}, n(c.reading));
+                  emit({{"state", "writing"}}, n(c.writing));
+                  emit({{"state", "waiting"}}, n(c.waiting));
+              });
+    each_loop({"weft_requests_total", "counter", "Requests answered, by status class."},
+              [&](const ConnectionFigures& c, Emit emit) {
+                  for (std::size_t i = 1; i < c.requests.size(); ++i)
+                      emit({{"class", kClassNames[i]}}, n(c.requests[i]));
+                  emit({{"class", "other"}}, n(c.requests[0]));
+              });
+    each_loop({"weft_body_bytes_sent_total", "counter", "Response body bytes sent."},
+              [&](const ConnectionFigures& c, Emit emit) { emit({}, n(c.body_bytes_sent)); });
+
+    each_upstream({"weft_upstream_connections", "gauge",
+                   "Connections to an upstream's servers: open, idle, busy."},
+                  [&](const UpstreamFigures& u, Emit emit) {
+                      emit({{"state", "open"}}, n(u.open));
+                      emit({{"state", "idle"}}, n(u.idle));
+                      emit({{"state", "busy"}}, n(u.busy));
+                  });
+    each_upstream({"weft_upstream_max_conns", "gauge", "An upstream's max_conns."},
+                  [&](const UpstreamFigures& u, Emit emit) { emit({}, n(u.max_conns)); });
+    each_upstream({"weft_upstream_queued", "gauge", "Requests waiting for a connection now."},
+                  [&](const UpstreamFigures& u, Emit emit) { emit({}, n(u.queued)); });
+    each_upstream_loop(
         {"weft_upstream_requests_total", "counter", "Requests given a connection to an upstream."},
         [](const UpstreamLoopFigures& l) { return l.acquired; });
-    per_upstream_loop({"weft_upstream_queued_requests_total", "counter",
-                       "Requests that waited in an upstream's queue."},
-                      [](const UpstreamLoopFigures& l) { return l.waited; });
-    per_upstream_loop({"weft_upstream_failures_total", "counter",
-                       "Requests given no connection (no server, connect timeout, queue "
-                       "timeout)."},
-                      [](const UpstreamLoopFigures& l) { return l.failures; });
-    family(out, {"weft_upstream_queue_wait_seconds", "histogram",
-                 "Time from asking for a connection to being handed one."});
+    each_upstream_loop({"weft_upstream_queued_requests_total", "counter",
+                        "Requests that waited in an upstream's queue."},
+                       [](const UpstreamLoopFigures& l) { return l.waited; });
+    each_upstream_loop(
+        {"weft_upstream_failures_total", "counter",
+         "Requests given no connection (no server, connect timeout, queue timeout)."},
+        [](const UpstreamLoopFigures& l) { return l.failures; });
+
+    constexpr std::string_view kWait = "weft_upstream_queue_wait_seconds";
+    family(out,
+           {kWait.data(), "histogram", "Time from asking for a connection to being handed one."});
     const std::vector<std::uint64_t> bounds = wait_bounds_ms();
-    for (const UpstreamFigures& u : f.upstreams) {
+    const std::string bucket = std::string(kWait) + "_bucket";
+    for (const UpstreamFigures& u : f.upstreams)
         for (const UpstreamLoopFigures& loop : u.loops) {
-            const std::string index = std::to_string(loop.index);
+            const std::string index = n(loop.index);
+            const Labels where = {{"upstream", u.name}, {"loop", index}};
             std::uint64_t cumulative = 0;
             for (std::size_t i = 0; i < loop.wait.buckets.size(); ++i) {
                 cumulative += loop.wait.buckets[i];
                 const std::string le = i < bounds.size() ? seconds(bounds[i]) : "+Inf";
-                sample(out, "weft_upstream_queue_wait_seconds_bucket",
-                       {{"upstream", u.name}, {"loop", index}, {"le", le}},
-                       std::to_string(cumulative));
+                sample(out, bucket, where, {{"le", le}}, n(cumulative));
             }
-            sample(out, "weft_upstream_queue_wait_seconds_sum",
-                   {{"upstream", u.name}, {"loop", index}}, seconds(loop.wait.sum_ms));
-            sample(out, "weft_upstream_queue_wait_seconds_count",
-                   {{"upstream", u.name}, {"loop", index}}, std::to_string(cumulative));
+            sample(out, std::string(kWait) + "_sum", where, {}, seconds(loop.wait.sum_ms));
+            sample(out, std::string(kWait) + "_count", where, {}, n(cumulative));
         }
-    }
-    family(out, {"weft_upstream_queue_wait_quantile_seconds", "gauge",
-                 "Queue wait quantiles over all loops since start (the bound of the "
-                 "histogram bucket that holds them)."});
-    for (const UpstreamFigures& u : f.upstreams) {
-        sample(out, "weft_upstream_queue_wait_quantile_seconds",
-               {{"upstream", u.name}, {"quantile", "0.5"}}, seconds(u.total.wait.quantile_ms(0.5)));
-        sample(out, "weft_upstream_queue_wait_quantile_seconds",
-               {{"upstream", u.name}, {"quantile", "0.99"}},
-               seconds(u.total.wait.quantile_ms(0.99)));
-    }
-    family(out, {"weft_upstream_server_up", "gauge",
-                 "1 while an upstream's server is tried, 0 while skipped after a failure."});
-    for (const UpstreamFigures& u : f.upstreams)
-        for (const ServerFigures& s : u.servers)
-            sample(out, "weft_upstream_server_up", {{"upstream", u.name}, {"server", s.address}},
-                   s.up ? "1" : "0");
-    family(out, {"weft_upstream_server_failures_total", "counter",
-                 "Connects to an upstream's server that failed."});
-    for (const UpstreamFigures& u : f.upstreams)
-        for (const ServerFigures& s : u.servers)
-            sample(out, "weft_upstream_server_failures_total",
-                   {{"upstream", u.name}, {"server", s.address}}, std::to_string(s.failures));
+    each_upstream({"weft_upstream_queue_wait_quantile_seconds", "gauge",
+                   "Queue wait quantiles over all loops since start (the bound of the "
+                   "histogram bucket that holds them)."},
+                  [&](const UpstreamFigures& u, Emit emit) {
+                      emit({{"quantile", "0.5"}}, seconds(u.total.wait.quantile_ms(0.5)));
+                      emit({{"quantile", "0.99"}}, seconds(u.total.wait.quantile_ms(0.99)));
+                  });
+    each_upstream({"weft_upstream_server_up", "gauge",
+                   "1 while an upstream's server is tried, 0 while skipped after a failure."},
+                  [&](const UpstreamFigures& u, Emit emit) {
+                      for (const ServerFigures& server : u.servers)
+                          emit({{"server", server.address}}, server.up ? "1" : "0");
+                  });
+    each_upstream({"weft_upstream_server_failures_total", "counter",
+                   "Connects to an upstream's server that failed."},
+                  [&](const UpstreamFigures& u, Emit emit) {
+                      for (const ServerFigures& server : u.servers)
+                          emit({{"server", server.address}}, n(server.failures));
+                  });
 
-    family(out, {"weft_uptime_seconds", "gauge", "Seconds since weft started."});
-    sample(out, "weft_uptime_seconds", {}, std::to_string(f.uptime_seconds));
-    family(out, {"weft_start_time_seconds", "gauge", "When weft started, in Unix time."});
-    sample(out, "weft_start_time_seconds", {}, std::to_string(f.started_unix));
-    family(out, {"weft_reloads_total", "counter", "Configuration reloads taken."});
-    sample(out, "weft_reloads_total", {}, std::to_string(f.reloads));
-    family(out, {"weft_build_info", "gauge", "The build: version, compiler, I/O backend."});
-    sample(out, "weft_build_info",
+    auto single = [&](const Family& fam, Labels labels, const std::string& value) {
+        family(out, fam);
+        sample(out, fam.name, {}, labels, value);
+    };
+    single({"weft_uptime_seconds", "gauge", "Seconds since weft started."}, {},
+           n(f.uptime_seconds));
+    single({"weft_start_time_seconds", "gauge", "When weft started, in Unix time."}, {},
+           n(f.started_unix));
+    single({"weft_reloads_total", "counter", "Configuration reloads taken."}, {}, n(f.reloads));
+    single({"weft_build_info", "gauge", "The build: version, compiler, I/O backend."},
            {{"version", f.version}, {"compiler", f.compiler}, {"io_backend", f.io_backend}}, "1");
     return out;
 }
