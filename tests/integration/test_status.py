@@ -16,7 +16,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import curl, get, wait_for  # noqa: E402
+from http_support import ServerTestCase, curl, get, wait_for  # noqa: E402
 from php_support import PhpTestCase, install_fixtures  # noqa: E402
 from status_support import STUB_STATUS, parse_exposition, total  # noqa: E402
 
@@ -288,6 +288,49 @@ class Status(PhpTestCase):
         self.assertGreaterEqual(php["requests"],
                                 {u["name"]: u for u in before["upstreams"]}["php"]["requests"])
         self.assertGreaterEqual(after["uptime_seconds"], before["uptime_seconds"])
+
+
+
+class TimedOutHeads(ServerTestCase):
+    """A head that never completes gets 408 from weft itself: a request that
+    ended without a handler, counted as begun too, so "writing" (begun and
+    not ended) stays true."""
+    CONF = """\
+threads = 2
+request_timeout = 1s
+listener 127.0.0.1:{port}
+site {
+    status /status {
+    }
+}
+"""
+
+    def status(self):
+        return json.loads(curl(self.port, "/status?format=json").body)
+
+    def test_a_408_is_a_4xx_and_leaves_nothing_writing(self):
+        before = self.status()
+        for _ in range(3):
+            s = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+            self.addCleanup(s.close)
+            s.sendall(b"GET /status HTTP/1.1\r\nHost: a\r\n")
+            self.assertTrue(s.recv(4096).startswith(b"HTTP/1.1 408"))
+        # One kept alive and idle: waiting, not writing.
+        idle = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+        self.addCleanup(idle.close)
+        idle.sendall(get("/status").encode())
+        self.assertTrue(idle.recv(4096).startswith(b"HTTP/1.1 200"))
+        box = {}
+
+        def settled():
+            box["s"] = self.status()
+            return box["s"]["connections"]["active"] == 2
+        self.assertTrue(wait_for(settled, 10.0), box.get("s"))
+        after = box["s"]
+        self.assertEqual(after["requests"]["4xx"] - before["requests"]["4xx"], 3)
+        self.assertEqual(after["connections"]["writing"], 1)  # this request alone
+        self.assertEqual(after["connections"]["waiting"], 1)
+        self.assertEqual(after["connections"]["reading"], 0)
 
 
 if __name__ == "__main__":

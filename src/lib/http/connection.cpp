@@ -291,7 +291,6 @@ std::int64_t Connection::run() {
             in_.pos = in_.end;
             continue;
         }
-        Loop::current()->counters().requests_started.add(1);
         Next next;
         if (status == ParseStatus::error) {
             next = answer_bad_request(parser_.error_status() ? parser_.error_status() : 431,
@@ -306,6 +305,7 @@ std::int64_t Connection::run() {
 }
 
 Connection::Next Connection::handle(std::size_t head_size) {
+    Loop::current()->counters().requests_started.add(1); // ended: count()
     // Responses are corked while the client has pipelined more behind this
     // one (BodyReader::start).
     body_.start(request_, head_size);
@@ -373,6 +373,7 @@ void Connection::refuse(Exchange& exchange, int status) {
 }
 
 Connection::Next Connection::answer_bad_request(int status, std::string_view reason) {
+    Loop::current()->counters().requests_started.add(1); // ended: count()
     // The head did not parse: what follows cannot be trusted to start a request.
     Request& r = request_;
     r = Request{};
