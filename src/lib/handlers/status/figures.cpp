@@ -155,6 +155,7 @@ Figures read_figures(const std::string& io_backend) {
 #else
     f.compiler = "unknown";
 #endif
+    while (!f.compiler.empty() && f.compiler.back() == ' ') f.compiler.pop_back();
     f.io_backend = io_backend;
     return f;
 }
