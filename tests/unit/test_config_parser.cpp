@@ -340,6 +340,6 @@ TEST_CASE("a status handler takes a default format and every handler's keys", "[
     CHECK(std::get<StatusHandler>(c.sites[0].handlers[1]).format == "prometheus");
     CHECK(failure("site {\n  status /s {\n    format = xml\n  }\n}\n") ==
           "test.conf:3:14: expected text, json, prometheus or html, not 'xml'");
-    CHECK(failure("site {\n  status /s {\n    formats = json\n  }\n}\n").find(
-              "unknown key 'formats' in a status handler") != std::string::npos);
+    CHECK(failure("site {\n  status /s {\n    formats = json\n  }\n}\n")
+              .find("unknown key 'formats' in a status handler") != std::string::npos);
 }
