@@ -311,6 +311,8 @@ site {
     response /health {
         body = ok
     }
+    status /status {
+    }
     redirect /old {
         to = /new
         status = 308

@@ -138,6 +138,12 @@ SEEDS = {
                                   + get(b"/follow/dangling"))],
     "response_redirect": [client(get(b"/health") + get(b"/old/path?q") +
                                  b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n")],
+    # The status handler: a format by the query, by Accept, refused.
+    "status_formats": [client(get(b"/status") + get(b"/status?format=json")
+                              + get(b"/status?format=prometheus") + get(b"/status?format=xml")
+                              + get(b"/status", extra=b"Accept: text/plain; version=0.0.4\r\n")
+                              + get(b"/status", extra=b"Accept: text/html;q=0.5, */*\r\n")
+                              + get(b"/app.php") + get(b"/status?format=text")), cgi(OK)],
     # The client's bytes in pieces, and left open (keep-alive).
     "client_in_pieces": [client(b"GET /app"), client(b".php HTTP/1.1\r\nHo"),
                          client(b"st: x\r\n\r\n"), cgi(OK)],

@@ -224,7 +224,7 @@ TEST_CASE("schema errors name file, line, column and what was expected", "[confi
           "test.conf:3:15: expected on or off (or true/false, yes/no), not 'maybe'");
     CHECK(failure("site {\n  proxy / {\n  }\n}\n") ==
           "test.conf:2:3: unknown section 'proxy' in a site (expected headers, response, redirect, "
-          "files or fastcgi)");
+          "files, fastcgi or status)");
     CHECK(failure("upstream php {\n}\n") == "test.conf:1:1: upstream php needs a 'server'");
     CHECK(failure("site {\n  files / {\n    params {\n    }\n  }\n}\n") ==
           "test.conf:3:5: unknown section 'params' in a files handler (expected headers)");
@@ -343,4 +343,19 @@ TEST_CASE("real_ip_from lists trusted proxies, real_ip_header their header", "[c
     CHECK(failure("real_ip_from = 10.0.0.0/8 10.1.2.3/8\n").starts_with("test.conf:1:16: "));
     CHECK(failure("real_ip_header = X-Client-IP\n") ==
           "test.conf:1:18: expected X-Forwarded-For, Forwarded or X-Real-IP, not 'X-Client-IP'");
+}
+
+TEST_CASE("a status handler takes a default format and every handler's keys", "[config]") {
+    const Config c = load("site {\n  status /server-status {\n    allow_from = 127.0.0.1\n"
+                          "    deny_from = all\n  }\n  status exact /metrics {\n"
+                          "    format = prometheus\n  }\n}\n");
+    const auto& status = std::get<StatusHandler>(c.sites[0].handlers[0]);
+    CHECK(status.route.path == "/server-status");
+    CHECK(status.format == "text");
+    CHECK(status.access.rules().size() == 2);
+    CHECK(std::get<StatusHandler>(c.sites[0].handlers[1]).format == "prometheus");
+    CHECK(failure("site {\n  status /s {\n    format = xml\n  }\n}\n") ==
+          "test.conf:3:14: expected text, json, prometheus or html, not 'xml'");
+    CHECK(failure("site {\n  status /s {\n    formats = json\n  }\n}\n")
+              .find("unknown key 'formats' in a status handler") != std::string::npos);
 }

@@ -3,6 +3,7 @@
 #include "config/parser.hpp"
 #include "http/access_log.hpp"
 #include "http/connection.hpp"
+#include "loop/loop_stats.hpp"
 #include "util/log_file.hpp"
 
 #include <fcntl.h>
@@ -124,6 +125,7 @@ int Service::start(std::string& error) {
     loops_.on_reload([this] { reload(); });
     if (identity_ && drop_privileges(*identity_, error) != 0) return -1;
     describe(*built_.back(), loops_.listening_on());
+    note_process_start(WEFT_VERSION); // the status handler's uptime and version
     std::printf("weft %s: %zu loop%s; SIGTERM or Ctrl-C stops, SIGHUP reloads\n", WEFT_VERSION,
                 loops_.size(), loops_.size() == 1 ? "" : "s");
     std::fflush(stdout);
@@ -249,6 +251,7 @@ void Service::reload() {
     loops_.set_stop_times(next->shutdown_timeout, next->drain_delay);
     config_ = std::move(*next);
     ++reloads_;
+    process_stats().reloads.fetch_add(1, std::memory_order_relaxed);
     describe(*built_.back(), loops_.listening_on());
     std::fflush(stdout);
     std::fprintf(stderr, "weft: reloaded %s (reload %u)\n", config_file_.c_str(), reloads_);

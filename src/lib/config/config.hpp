@@ -155,7 +155,14 @@ struct FastcgiHandler : HandlerCommon {
     std::uint64_t max_temp_file_size = 1u << 30;
 };
 
-using Handler = std::variant<ResponseHandler, RedirectHandler, FilesHandler, FastcgiHandler>;
+// What the server is doing (handlers/status): text, json, prometheus or html.
+struct StatusHandler : HandlerCommon {
+    // For a request that names no format (no `?format=`, an Accept of */*).
+    std::string format = "text";
+};
+
+using Handler =
+    std::variant<ResponseHandler, RedirectHandler, FilesHandler, FastcgiHandler, StatusHandler>;
 
 struct Site {
     std::vector<std::string> hosts; // empty: any host

@@ -706,6 +706,17 @@ const char* fastcgi_needs(const FastcgiHandler& h) {
 }
 
 // One handler kind of a site: `name ROUTE { keys }`.
+const Key<StatusHandler> kStatusKeys[] = {
+    {"format",
+     [](Parser& p, StatusHandler& h, const Located& at) {
+         if (!assignment<StatusHandler>(p, at)) return false;
+         for (const char* name : {"text", "json", "prometheus", "html"})
+             if (at.s.value == name) return p.text(at, h.format);
+         return p.fail_value(at,
+                             "expected text, json, prometheus or html, not '" + at.s.value + "'");
+     }},
+};
+
 struct HandlerSection {
     const char* name;  // its keyword
     const char* where; // "a files handler", for errors
@@ -789,9 +800,10 @@ const HandlerSection kHandlerSections[] = {
     section<FilesHandler, kFilesKeys, files_needs>("files", "a files handler"),
     section<FastcgiHandler, kFastcgiKeys, fastcgi_needs, kFastcgiSections>("fastcgi",
                                                                            "a fastcgi handler"),
+    section<StatusHandler, kStatusKeys>("status", "a status handler"),
 };
 
-// "response, redirect, files or fastcgi"
+// "response, redirect, files, fastcgi or status"
 const std::string& handler_names() {
     static const std::string names = [] {
         std::string text;

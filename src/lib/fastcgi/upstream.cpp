@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 namespace weft::fastcgi {
@@ -95,8 +96,12 @@ Upstream::Upstream(UpstreamOptions options)
     : options_(std::move(options)), connect_timeout_ms_(options_.connect_timeout_ms),
       read_timeout_ms_(options_.read_timeout_ms), queue_timeout_ms_(options_.queue_timeout_ms),
       keeps_connections_(options_.keepalive > 0),
-      down_until_(new std::atomic<std::uint64_t>[options_.servers.size()]) {
-    for (std::size_t i = 0; i < options_.servers.size(); ++i) down_until_[i] = 0;
+      down_until_(new std::atomic<std::uint64_t>[options_.servers.size()]),
+      server_failures_(new std::atomic<std::uint64_t>[options_.servers.size()]),
+      loop_counters_(new std::atomic<UpstreamLoopCounters*>[kMaxCountedLoops]) {
+    for (std::size_t i = 0; i < options_.servers.size(); ++i)
+        down_until_[i] = server_failures_[i] = 0;
+    for (unsigned i = 0; i < kMaxCountedLoops; ++i) loop_counters_[i] = nullptr;
     Registry& r = registry();
     std::lock_guard lock(r.mutex);
     r.upstreams.push_back(this);
@@ -115,11 +120,55 @@ Upstream::~Upstream() {
         b->clock_.prev = b->clock_.next = nullptr; // its wheel went with its loop
         delete b;
     }
+    for (unsigned i = 0; i < kMaxCountedLoops; ++i) delete loop_counters_[i].load();
+}
+
+// --- counting -----------------------------------------------------------------
+
+void UpstreamLoopCounters::count_wait(std::uint64_t ms) {
+    std::size_t i = 0;
+    while (i < std::size(kWaitBoundsMs) && ms > kWaitBoundsMs[i]) ++i;
+    wait_ms[i].add(1);
+    wait_sum_ms.add(ms);
+}
+
+UpstreamLoopCounters* Upstream::counters_here() {
+    const unsigned index = Loop::current()->index();
+    if (index >= kMaxCountedLoops) return nullptr;
+    std::atomic<UpstreamLoopCounters*>& slot = loop_counters_[index];
+    // Only this loop's thread stores here; release: a reader that finds the
+    // pointer finds the counters made.
+    UpstreamLoopCounters* counters = slot.load(std::memory_order_relaxed);
+    if (!counters) {
+        counters = new UpstreamLoopCounters;
+        slot.store(counters, std::memory_order_release);
+    }
+    return counters;
+}
+
+const UpstreamLoopCounters* Upstream::loop_counters(unsigned index) const {
+    return index < kMaxCountedLoops ? loop_counters_[index].load(std::memory_order_acquire)
+                                    : nullptr;
+}
+
+std::uint64_t Upstream::server_failures(std::size_t server) const {
+    return server < options_.servers.size() ? server_failures_[server].load() : 0;
+}
+
+bool Upstream::server_down(std::size_t server, std::uint64_t now_ms) const {
+    return server < options_.servers.size() &&
+           down_until_[server].load(std::memory_order_relaxed) > now_ms;
+}
+
+void Upstream::for_each(const std::function<void(Upstream&)>& fn) {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    for (Upstream* upstream : r.upstreams) fn(*upstream);
 }
 
 Upstream::Counts Upstream::counts() {
     std::lock_guard lock(mutex_);
-    return {open_, idle_count_, waiting_, stalled_};
+    return {open_, idle_count_, waiting_, stalled_, options_.max_conns};
 }
 
 void Upstream::push_idle(Backend* backend) {
@@ -317,6 +366,24 @@ void Upstream::expire(Backend* backend) {
 // --- acquiring ----------------------------------------------------------------
 
 Backend* Upstream::acquire(ClientWatch& client, AcquireError& error) {
+    const std::uint64_t asked_ms = Loop::current()->now();
+    bool queued = false;
+    std::uint64_t handed_ms = asked_ms;
+    Backend* backend = take(client, error, queued, handed_ms);
+    if (UpstreamLoopCounters* counters = counters_here()) {
+        if (queued) counters->waited.add(1);
+        if (backend)
+            counters->acquired.add(1);
+        else if (error != AcquireError::client_gone)
+            counters->failures.add(1);
+        if (backend || error == AcquireError::queue_timeout)
+            counters->count_wait(handed_ms - asked_ms);
+    }
+    return backend;
+}
+
+Backend* Upstream::take(ClientWatch& client, AcquireError& error, bool& queued,
+                        std::uint64_t& handed_ms) {
     Loop& loop = *Loop::current();
     std::unique_lock lock(mutex_);
     for (Backend* b = idle_; b; b = b->next_) {
@@ -342,6 +409,7 @@ Backend* Upstream::acquire(ClientWatch& client, AcquireError& error) {
         first_waiter_ = &waiter;
     last_waiter_ = &waiter;
     ++waiting_;
+    queued = true;
     // An idle connection on another loop: that loop hands it to the queue.
     if (idle_) {
         Backend* b = idle_;
@@ -373,6 +441,7 @@ Backend* Upstream::acquire(ClientWatch& client, AcquireError& error) {
     const int waited = client.await(*waiter.wake, queue_timeout_ms_);
     leave.waiter = nullptr;
     const bool client_gone = waited == -ECONNABORTED || waited == -ECANCELED;
+    handed_ms = loop.now();
 
     lock.lock();
     if (waiter.queued) {
@@ -415,6 +484,7 @@ Backend* Upstream::connect(AcquireError& error) {
                 return b;
             }
             timed_out = timed_out || failure == -ETIMEDOUT;
+            if (failure != -ECANCELED) server_failures_[i].fetch_add(1, std::memory_order_relaxed);
             if (failure != -EAGAIN && failure != -ECANCELED) // full, or stopping: not down
                 down_until_[i].store(loop.now() + kFailTimeoutMs, std::memory_order_relaxed);
             std::fprintf(stderr, "weft: upstream %s: connecting to %s: %s\n", options_.name.c_str(),

@@ -55,12 +55,15 @@
 #include "fastcgi/cgi_head.hpp"
 #include "fastcgi/client_watch.hpp"
 #include "fastcgi/record.hpp"
+#include "loop/loop_stats.hpp"
 #include "loop/timer_wheel.hpp"
 #include "util/address.hpp"
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -85,6 +88,25 @@ struct UpstreamOptions {
 };
 
 class Upstream;
+
+// What one loop counts of its requests through an upstream (the status
+// handler's): written by that loop's thread only (loop_stats.hpp).
+struct UpstreamLoopCounters {
+    // The queue wait's histogram, from a request's arrival in acquire() to
+    // the connection (or a slot to open one) handed to it, on its loop's
+    // clock; one count per request that asked, 0 ms when none waited.
+    // Bucket i holds waits up to kWaitBoundsMs[i]; the last, the rest.
+    static constexpr std::uint32_t kWaitBoundsMs[] = {0,   1,   2,    5,    10,   25,    50,   100,
+                                                      250, 500, 1000, 2500, 5000, 10000, 30000};
+    static constexpr std::size_t kWaitBuckets = std::size(kWaitBoundsMs) + 1;
+    Counter wait_ms[kWaitBuckets];
+    Counter wait_sum_ms;
+    Counter acquired; // requests given a connection
+    Counter waited;   // of the requests that asked, those that queued
+    Counter failures; // requests given none: no server (502), connect timed out (504), queue (503)
+
+    void count_wait(std::uint64_t ms);
+};
 
 // One open connection to a backend, with the buffers a request through it
 // uses: lent to one request at a time, so the pool's memory is bounded by
@@ -207,8 +229,19 @@ public:
         unsigned idle;
         unsigned waiting;
         unsigned stalled;
+        unsigned max_conns;
     };
     Counts counts();
+
+    // For the status handler: this pool's counters on loop `index`
+    // (nullptr: that loop sent it no request yet); each server's failed
+    // connects, and whether it is skipped now (a failure within
+    // kFailTimeoutMs of `now_ms`, on the loops' clock).
+    const UpstreamLoopCounters* loop_counters(unsigned index) const;
+    std::uint64_t server_failures(std::size_t server) const;
+    bool server_down(std::size_t server, std::uint64_t now_ms) const;
+    // Calls fn for every pool alive (those a reload dropped, until they go).
+    static void for_each(const std::function<void(Upstream&)>& fn);
 
     // How long a new connection may go without an answer byte before it is
     // taken for one in the backlog. PHP buffers output (Debian's php.ini:
@@ -236,6 +269,9 @@ private:
     friend class Backend;
     struct Waiter;
 
+    // acquire() without its counting: `queued` when it waited in line,
+    // `handed_ms` when it was handed a connection or a slot (loop clock).
+    Backend* take(ClientWatch& client, AcquireError& error, bool& queued, std::uint64_t& handed_ms);
     Backend* connect(AcquireError& error);
     Backend* connect_to(std::size_t server, int& error);
     void close(Backend* backend);
@@ -267,6 +303,9 @@ private:
     // Closes each of a list take_idle() returned, on its loop.
     void close_each(Backend* idle);
     bool shares_a_server(const Upstream& other) const;
+    // This loop's counters, made on its first request (nullptr past
+    // kMaxCountedLoops).
+    UpstreamLoopCounters* counters_here();
 
     // name and servers never change; keepalive, max_conns and
     // keepalive_timeout_ms change under mutex_ (retune()); the timeouts read
@@ -279,6 +318,9 @@ private:
     std::atomic<std::uint32_t> next_server_{0};
     // Per server: until when (Loop::now() ms) it is skipped after a failure.
     std::unique_ptr<std::atomic<std::uint64_t>[]> down_until_;
+    std::unique_ptr<std::atomic<std::uint64_t>[]> server_failures_; // rare: fetch_add
+    // By loop index; each made and written by its loop, read by any.
+    std::unique_ptr<std::atomic<UpstreamLoopCounters*>[]> loop_counters_;
 
     std::mutex mutex_;
     unsigned open_ = 0; // connections open or being opened

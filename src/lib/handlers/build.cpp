@@ -5,6 +5,7 @@
 #include "handlers/files/handler.hpp"
 #include "handlers/redirect.hpp"
 #include "handlers/response.hpp"
+#include "handlers/status/handler.hpp"
 
 #include "http/date.hpp"
 #include "http/mime.hpp"

@@ -54,10 +54,13 @@ FdEntry& entry_of(Timer& timer) {
 } // namespace
 
 Loop::Loop(FdTable& table, std::uint16_t index)
-    : table_(table), index_(index), now_(read_clock()), timers_(now_) {}
+    : table_(table), index_(index), now_(read_clock()), timers_(now_) {
+    register_loop_counters(index_, &counters_);
+}
 
 Loop::~Loop() {
     assert(!running_loop_);
+    unregister_loop_counters(index_, &counters_);
     // run() ends every task; a loop never run may still hold spawned ones.
     // Calls posted too late still run (they may hold references to free),
     // then whatever they started ends too.
@@ -302,6 +305,7 @@ int Loop::adopt_accepted(int fd, std::uint16_t handler) {
         if (entry.task && entry.task->wait_fd == fd) entry.task->wait_fd = -1;
     }
     entry = FdEntry{};
+    counters_.handled.add(1);
     entry.kind = FdKind::connection;
     entry.loop = index_;
     entry.handler = handler;
@@ -558,8 +562,12 @@ void Loop::close_connection(int fd) {
     assert(!entry.task);
     unlink_parked(fd);
     entry.timer.cancel();
-    if (auto* state = static_cast<ParkedState*>(entry.data)) state->release(state);
+    if (auto* state = static_cast<ParkedState*>(entry.data)) {
+        counters_.parked_heads.sub(1);
+        state->release(state);
+    }
     table_.reset(fd);
+    counters_.closed.add(1);
     ::close(fd); // also leaves the epoll set: nothing else holds the file
 }
 
@@ -640,6 +648,7 @@ void Loop::accept_from(Listener& listener) {
             }
         }
         ++stats_.accepted;
+        counters_.accepted.add(1);
         if (table_.fits(fd)) {
             SocketEnds& ends = table_.ends(fd);
             ends.peer = peer;

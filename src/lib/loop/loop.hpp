@@ -14,6 +14,7 @@
 
 #include "coro/coroutine.hpp"
 #include "loop/fd_table.hpp"
+#include "loop/loop_stats.hpp"
 #include "loop/timer_wheel.hpp"
 #include "loop/yield_protocol.hpp"
 
@@ -203,10 +204,13 @@ public:
     void leave_parked(int fd, ParkedState* state) {
         assert(table_[fd].kind == FdKind::connection && table_[fd].task && !table_[fd].data);
         table_[fd].data = state;
+        counters_.parked_heads.add(1); // not on the ordinary path: a head in pieces
     }
     ParkedState* take_parked(int fd) {
         FdEntry& entry = table_[fd];
-        return entry.data ? static_cast<ParkedState*>(std::exchange(entry.data, nullptr)) : nullptr;
+        if (!entry.data) return nullptr;
+        counters_.parked_heads.sub(1);
+        return static_cast<ParkedState*>(std::exchange(entry.data, nullptr));
     }
 
     // The fd's timeout: `ms` from now its waiting task is woken with
@@ -225,6 +229,9 @@ public:
     std::uint16_t index() const { return index_; }
     FdTable& table() { return table_; }
     const Stats& stats() const { return stats_; }
+    // What it served, for the status handler: written by this loop's thread
+    // only, readable from any (loop_stats.hpp).
+    LoopCounters& counters() { return counters_; }
     std::size_t live_tasks() const { return live_tasks_; }
 
 private:
@@ -280,6 +287,7 @@ private:
     std::uint64_t now_;
     TimerWheel timers_;
     Stats stats_;
+    LoopCounters counters_;
 
     std::vector<Handler> handlers_;
     std::deque<Listener> listeners_;

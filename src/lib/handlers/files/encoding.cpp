@@ -9,22 +9,6 @@ namespace {
 using ascii::is_whitespace;
 constexpr auto trim = ascii::trim_whitespace;
 
-// A qvalue, "0" ["." 0*3DIGIT] or "1" ["." 0*3("0")], in thousandths; -1 if
-// it is not one.
-int qvalue(std::string_view s) {
-    if (s.empty() || (s[0] != '0' && s[0] != '1')) return -1;
-    int value = (s[0] - '0') * 1000;
-    if (s.size() == 1) return value;
-    if (s[1] != '.' || s.size() > 5) return -1;
-    int scale = 100;
-    for (const char c : s.substr(2)) {
-        if (c < '0' || c > '9') return -1;
-        value += (c - '0') * scale;
-        scale /= 10;
-    }
-    return value <= 1000 ? value : -1;
-}
-
 // The weight an element's parameters give it: its q, or 1000 without one.
 int weight(std::string_view parameters) {
     int q = 1000;
@@ -42,6 +26,20 @@ int weight(std::string_view parameters) {
 }
 
 } // namespace
+
+int qvalue(std::string_view s) {
+    if (s.empty() || (s[0] != '0' && s[0] != '1')) return -1;
+    int value = (s[0] - '0') * 1000;
+    if (s.size() == 1) return value;
+    if (s[1] != '.' || s.size() > 5) return -1;
+    int scale = 100;
+    for (const char c : s.substr(2)) {
+        if (c < '0' || c > '9') return -1;
+        value += (c - '0') * scale;
+        scale /= 10;
+    }
+    return value <= 1000 ? value : -1;
+}
 
 std::string_view twin_suffix(Encoding encoding) {
     switch (encoding) {

@@ -26,4 +26,8 @@ struct TwinOrder {
 // does not parse discards its element.
 TwinOrder twin_order(std::string_view accept_encoding);
 
+// A qvalue (RFC 9110 §12.4.2), "0" ["." 0*3DIGIT] or "1" ["." 0*3("0")], in
+// thousandths; -1 if it is not one. (Accept's too: handlers/status.)
+int qvalue(std::string_view s);
+
 } // namespace weft::handlers
