@@ -33,9 +33,12 @@ constexpr std::size_t kLingerBytes = 1 << 20;
 
 // Where the access log writes its line: the loop's counters of requests
 // (loop_stats.hpp; a few instructions, no shared write).
-void count(const Exchange& exchange) {
-    Loop::current()->counters().count_request(exchange.status(), exchange.body_bytes_sent());
+void count(LoopCounters& counters, const Exchange& exchange) {
+    counters.count_request(exchange.status(), exchange.body_bytes_sent());
 }
+
+// Where a Connection made outside a loop (a fuzzer's) counts.
+LoopCounters no_loop_counters;
 
 // The part of a request head a connection received before it parked, kept
 // with the parked fd rather than on a coroutine's stack: a block just its
@@ -112,6 +115,7 @@ Connection::Connection(int fd, const Server& server, const bool* replaced, bool 
     // waits or parks; a fresh one starts with a zeroed entry), and may have
     // left a head begun.
     Loop* loop = Loop::current();
+    counters_ = loop ? &loop->counters() : &no_loop_counters;
     if (!loop) return;
     idle_ = loop->table()[fd].registered ? Idle::parked : Idle::fresh;
     // A fresh coroutine of a proxied connection reads the header before it
@@ -307,7 +311,7 @@ std::int64_t Connection::run() {
 }
 
 Connection::Next Connection::handle(std::size_t head_size) {
-    Loop::current()->counters().requests_started.add(1); // ended: count()
+    counters_->requests_started.add(1); // ended: count()
     // Responses are corked while the client has pipelined more behind this
     // one (BodyReader::start).
     body_.start(request_, head_size);
@@ -330,7 +334,7 @@ Connection::Next Connection::handle(std::size_t head_size) {
                 // The socket is the handler's: nothing more is read or
                 // written here, and the loop closes it when the coroutine
                 // ends.
-                count(exchange);
+                count(*counters_, exchange);
                 if (server_.access_log) log(exchange);
                 return Next::close;
             }
@@ -353,7 +357,7 @@ Connection::Next Connection::handle(std::size_t head_size) {
     }
     Next next = body_.finish(exchange.closing()) ? Next::keep_alive : Next::linger;
     if (!exchange.finished()) next = Next::close; // a body cut short: only closing tells
-    count(exchange);
+    count(*counters_, exchange);
     if (server_.access_log) log(exchange);
     if (next == Next::keep_alive &&
         (!request_.keep_alive || exchange.closing() || Loop::current()->closing_connections())) {
@@ -426,7 +430,7 @@ bool Connection::authenticate(const BasicAuth& auth, Exchange& exchange) {
 }
 
 Connection::Next Connection::answer_bad_request(int status, std::string_view reason) {
-    Loop::current()->counters().requests_started.add(1); // ended: count()
+    counters_->requests_started.add(1); // ended: count()
     // The head did not parse: what follows cannot be trusted to start a request.
     Request& r = request_;
     r = Request{};
@@ -438,7 +442,7 @@ Connection::Next Connection::answer_bad_request(int status, std::string_view rea
     Exchange exchange(socket_, body_, server_.router, request_, {});
     exchange.close_after();
     exchange.send_error(status, reason);
-    count(exchange);
+    count(*counters_, exchange);
     if (server_.access_log) log(exchange);
     return Next::linger;
 }

@@ -28,6 +28,7 @@
 #include <string_view>
 
 namespace weft {
+struct LoopCounters;
 struct ParkedState;
 }
 
@@ -157,6 +158,8 @@ private:
     std::string_view log_user_;
     char path_[8192]; // the decoded path: never longer than the request line
     ReceiveBuffer in_;
+    // The loop's counters (loop_stats.hpp), looked up once per coroutine.
+    LoopCounters* counters_;
     IpAddress client_; // the peer: family none until peer_address() looks
     // The current request's client as its forwarding fields name it (none,
     // and never written, without real_ip_from).
