@@ -108,7 +108,8 @@ std::int64_t serve_connection(int fd, const Server& server, const bool* replaced
 Connection::Connection(int fd, const Server& server, const bool* replaced, bool proxied)
     : server_(server), options_(server.options), replaced_(replaced),
       socket_(fd, server.options.send_timeout_ms), body_(socket_, in_, server.options),
-      parser_(server.options.parser) {
+      parser_(server.options.parser),
+      tcp_peer_state_(proxied ? TcpPeer::unwritten : TcpPeer::is_peer) {
     // No syscall: the loop has just looked at the fd's entry to start this
     // coroutine. An earlier coroutine of this connection parked it if it is
     // registered with epoll (the loop registers a connection only once it
@@ -121,8 +122,6 @@ Connection::Connection(int fd, const Server& server, const bool* replaced, bool 
     // A fresh coroutine of a proxied connection reads the header before it
     // waits or parks (take_proxy_header), so a later one finds it gone.
     awaiting_proxy_header_ = proxied && idle_ == Idle::fresh;
-    proxied_ = proxied;
-    tcp_peer_[0] = '\0'; // the rest is written with it
     if (ParkedState* parked = loop->take_parked(fd)) resume_head(parked);
 }
 
@@ -502,14 +501,15 @@ std::string_view Connection::received_line() const {
 }
 
 std::string_view Connection::tcp_peer_text() {
-    if (!proxied_) return remote_;
-    if (!tcp_peer_[0]) {
+    if (tcp_peer_state_ == TcpPeer::is_peer) return remote_;
+    if (tcp_peer_state_ == TcpPeer::unwritten) {
         sockaddr_in6 peer{};
         socklen_t length = sizeof peer;
         IpAddress address{};
         if (::getpeername(socket_.fd(), reinterpret_cast<sockaddr*>(&peer), &length) == 0)
             address = IpAddress::of(reinterpret_cast<const sockaddr*>(&peer));
         if (!address_text(address, tcp_peer_)) std::memcpy(tcp_peer_, "-", 2);
+        tcp_peer_state_ = TcpPeer::written;
     }
     return tcp_peer_;
 }
@@ -543,7 +543,8 @@ void Connection::log(const Exchange& exchange) {
     // TCP peer it came through second (http/access_log.hpp).
     const bool forwarded = forwarded_.named;
     const std::string_view client = forwarded ? forwarded_.text : remote_;
-    const std::string_view peer = forwarded || proxied_ ? tcp_peer_text() : std::string_view{};
+    const std::string_view peer =
+        forwarded || tcp_peer_state_ != TcpPeer::is_peer ? tcp_peer_text() : std::string_view{};
     server_.access_log->write({client, peer, log_user_, line, exchange.status(),
                                exchange.body_bytes_sent(), request_.header("Referer"),
                                request_.header("User-Agent")});

@@ -148,7 +148,6 @@ private:
     enum class Idle : std::uint8_t { fresh, parked, answered };
     Idle idle_ = Idle::fresh;
     bool awaiting_proxy_header_ = false; // a fresh connection of a proxied listener
-    bool proxied_ = false;               // a PROXY header named the peer
     char remote_[48] = "";               // the peer's address for the access log, once written
     char tcp_peer_[48];                  // a proxied connection's TCP peer, once written
     // An Authorization field's credentials, decoded: after the check only
@@ -161,6 +160,11 @@ private:
     // The loop's counters (loop_stats.hpp), looked up once per coroutine.
     LoopCounters* counters_;
     IpAddress client_; // the peer: family none until peer_address() looks
+    // The TCP peer is the peer, or a PROXY header named the peer and the TCP
+    // peer's text (tcp_peer_) is for tcp_peer_text() to write. Beside
+    // forwarded_'s flags: the constructor sets the three bytes together.
+    enum class TcpPeer : std::uint8_t { is_peer, unwritten, written };
+    TcpPeer tcp_peer_state_;
     // The current request's client as its forwarding fields name it (none,
     // and never written, without real_ip_from).
     ForwardedClient forwarded_;
