@@ -114,8 +114,7 @@ TEST_CASE("IPv6 clients are keyed by their /64", "[limit_table]") {
     CHECK(table.take_request(address("2001:db8::1"), id, kStart).outcome == Outcome::admitted);
     CHECK(table.take_request(address("2001:db8::ffff:2"), id, kStart).outcome ==
           Outcome::over_limit);
-    CHECK(table.take_request(address("2001:db8:0:1::1"), id, kStart).outcome ==
-          Outcome::admitted);
+    CHECK(table.take_request(address("2001:db8:0:1::1"), id, kStart).outcome == Outcome::admitted);
     // An IPv4 client is not the IPv6 /64 ::/64, nor ::ffff:0:0/96's neighbours.
     CHECK(table.take_request(address("::1"), id, kStart).outcome == Outcome::admitted);
     CHECK(table.take_request(address("0.0.0.1"), id, kStart).outcome == Outcome::admitted);

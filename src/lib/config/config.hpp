@@ -4,6 +4,7 @@
 
 #include "util/address.hpp"
 #include "util/cidr.hpp"
+#include "util/rate_limit.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -70,6 +71,14 @@ struct ErrorPage {
     std::string target; // a URL path in the site, or a file's path
 };
 
+// `limit_conn`, `limit_rate` and `limit_status` (http/limits.hpp): each one
+// a handler sets replaces its site's; the others it inherits.
+struct LimitSettings {
+    std::optional<unsigned> conn;  // requests in progress per client address; 0: off
+    std::optional<RateLimit> rate; // off(): none
+    std::optional<int> status;     // the answer over a limit: 429 or 503
+};
+
 // What every handler kind takes besides its own keys.
 struct HandlerCommon {
     Route route;
@@ -84,6 +93,7 @@ struct HandlerCommon {
     // allow/deny): the first that matches the client decides, none allows.
     // A handler with any replaces its site's (util/cidr.hpp).
     AccessRules access;
+    LimitSettings limits;
 };
 
 struct ResponseHandler : HandlerCommon {
@@ -147,7 +157,8 @@ struct Site {
     // name (a header, a status) overrides the site's.
     std::vector<HeaderEdit> headers;
     std::vector<ErrorPage> error_pages;
-    AccessRules access; // for handlers without their own, and unrouted paths
+    AccessRules access;   // for handlers without their own, and unrouted paths
+    LimitSettings limits; // for handlers without their own
     std::vector<Handler> handlers;
 };
 
@@ -164,6 +175,9 @@ struct Config {
     milliseconds drain_delay{0};
     milliseconds shutdown_timeout{10'000};
     std::uint64_t max_request_body = 16u << 20;
+    // Entries of the table behind every limit_conn and limit_rate (32 bytes
+    // each): one per client address and limit, reused once idle.
+    std::uint64_t limit_table = 64u << 10;
     std::string access_log = "off"; // off | stderr | a path
     std::string error_log = "stderr";
     std::string io_backend = "epoll";

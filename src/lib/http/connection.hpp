@@ -79,6 +79,10 @@ private:
     // Takes back what an earlier coroutine of this connection parked with.
     void resume_head(ParkedState* parked);
     Next handle(std::size_t head_size);
+    // Serves a request whose handler has limits (noinline: the request loop
+    // pays one pointer test for handlers without): past them, or answers
+    // 429/503 with Retry-After.
+    [[gnu::noinline]] void serve_limited(Exchange& exchange, const Handler& handler);
     // Answers `status` for a request no handler serves (noinline: off the
     // request loop's registers).
     [[gnu::noinline]] void refuse(Exchange& exchange, int status);

@@ -4,6 +4,7 @@
 // shared by every loop, so serve() must not change it (per-loop state goes in
 // thread_local storage).
 
+#include "http/limits.hpp"
 #include "http/response_rules.hpp"
 #include "http/route.hpp"
 #include "util/cidr.hpp"
@@ -50,10 +51,16 @@ public:
     const AccessRules* access() const { return access_.get(); }
     void set_access(std::unique_ptr<const AccessRules> access) { access_ = std::move(access); }
 
+    // Its limit_conn and limit_rate (each its own, else its site's), or
+    // nullptr for none; set once at build. Checked after access().
+    const Limits* limits() const { return limits_.get(); }
+    void set_limits(std::unique_ptr<const Limits> limits) { limits_ = std::move(limits); }
+
 private:
     Route route_;
     std::unique_ptr<const ResponseRules> rules_;
     std::unique_ptr<const AccessRules> access_;
+    std::unique_ptr<const Limits> limits_;
 };
 
 } // namespace weft::http

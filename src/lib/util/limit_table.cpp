@@ -80,7 +80,7 @@ std::size_t LimitTable::lock_set(const std::uint64_t key[2], std::uint16_t id) {
 }
 
 std::uint64_t LimitTable::excess_at(const Entry& entry, std::uint64_t now_ms,
-                                   std::uint32_t added) const {
+                                    std::uint32_t added) const {
     const std::uint64_t rate = rates_[entry.limit].per_minute;
     const std::uint64_t total = std::uint64_t{entry.excess} + added;
     if (total == 0 || rate == 0) return total;
@@ -97,8 +97,7 @@ bool LimitTable::idle(const Entry& entry, std::uint64_t now_ms) const {
 }
 
 LimitTable::Entry* LimitTable::find_or_take(std::size_t set, const std::uint64_t key[2],
-                                            std::uint16_t id, std::uint64_t now_ms,
-                                            bool& fresh) {
+                                            std::uint16_t id, std::uint64_t now_ms, bool& fresh) {
     Entry* const first = &entries_[set * ways_];
     Entry* const last = first + ways_;
     Entry* spare = nullptr;
@@ -150,7 +149,8 @@ LimitTable::RateVerdict LimitTable::take_request(const IpAddress& address, std::
     entry->stamp = now_ms;
     unlock(set);
     const std::uint64_t wait = rate.nodelay ? 0 : next * kMsPerMinute / rate.per_minute;
-    return {Outcome::admitted, static_cast<std::uint32_t>(std::min<std::uint64_t>(wait, UINT32_MAX))};
+    return {Outcome::admitted,
+            static_cast<std::uint32_t>(std::min<std::uint64_t>(wait, UINT32_MAX))};
 }
 
 LimitTable::Hold LimitTable::acquire(const IpAddress& address, std::uint16_t id, std::uint32_t max,

@@ -85,11 +85,11 @@ public:
 private:
     // 32 bytes, two to a cache line.
     struct Entry {
-        std::uint64_t key[2];  // the address (IPv4: ::ffff:a.b.c.d; IPv6: its /64)
-        std::uint64_t stamp;   // when the excess was last set, ms
-        std::uint32_t excess;  // milli-requests
-        std::uint16_t conns;   // requests in progress
-        std::uint16_t limit;   // its limit's id; 0: free
+        std::uint64_t key[2]; // the address (IPv4: ::ffff:a.b.c.d; IPv6: its /64)
+        std::uint64_t stamp;  // when the excess was last set, ms
+        std::uint32_t excess; // milli-requests
+        std::uint16_t conns;  // requests in progress
+        std::uint16_t limit;  // its limit's id; 0: free
     };
     static_assert(sizeof(Entry) == 32, "two entries to a cache line");
 

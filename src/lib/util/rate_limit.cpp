@@ -81,8 +81,8 @@ std::optional<RateLimit> RateLimit::parse(std::string_view text, std::string& er
 
 std::string RateLimit::to_string() const {
     if (off()) return "off";
-    std::string text = std::to_string(per_minute / 1000 / (per_second ? 60 : 1)) +
-                       (per_second ? "r/s" : "r/m");
+    std::string text =
+        std::to_string(per_minute / 1000 / (per_second ? 60 : 1)) + (per_second ? "r/s" : "r/m");
     if (burst) text += " burst " + std::to_string(burst);
     if (nodelay) text += " nodelay";
     return text;
