@@ -117,37 +117,38 @@ LimitTable::Entry* LimitTable::find_or_take(std::size_t set, const std::uint64_t
     return spare;
 }
 
+LimitTable::Locked::Locked(LimitTable& table, const IpAddress& address, std::uint16_t id,
+                           std::uint64_t now_ms)
+    : table_(table) {
+    std::uint64_t key[2];
+    key_of(address, key);
+    set_ = table.lock_set(key, id);
+    entry = table.find_or_take(set_, key, id, now_ms, fresh);
+}
+
 LimitTable::RateVerdict LimitTable::take_request(const IpAddress& address, std::uint16_t id,
                                                  std::uint64_t now_ms) {
     if (id == 0 || id >= rates_.size() || rates_[id].off() || !limited(address))
         return {Outcome::admitted, 0};
     const RateLimit& rate = rates_[id];
-    std::uint64_t key[2];
-    key_of(address, key);
-    const std::size_t set = lock_set(key, id);
-    bool fresh = false;
-    Entry* entry = find_or_take(set, key, id, now_ms, fresh);
-    if (!entry) {
-        unlock(set);
-        return {Outcome::table_full, 1000};
-    }
+    const Locked locked(*this, address, id, now_ms);
+    Entry* const entry = locked.entry;
+    if (!entry) return {Outcome::table_full, 1000};
     // As nginx's: a new client starts at excess 0 (admitted at once,
     // whatever the burst); after that each request adds one to what has
     // not drained yet, and may use the drain beyond zero up to that one.
-    const std::uint64_t next = fresh ? 0 : excess_at(*entry, now_ms, kOneRequest);
+    const std::uint64_t next = locked.fresh ? 0 : excess_at(*entry, now_ms, kOneRequest);
     const std::uint64_t room = std::uint64_t{rate.burst} * kOneRequest;
     if (next > room) {
         // Admitted once the drain since the stamp covers all but `room`.
         const std::uint64_t total = std::uint64_t{entry->excess} + kOneRequest;
         const std::uint64_t elapsed = now_ms > entry->stamp ? now_ms - entry->stamp : 0;
         const std::uint64_t wait = drain_ms(total - room, rate.per_minute) - elapsed;
-        unlock(set);
         return {Outcome::over_limit,
                 static_cast<std::uint32_t>(std::clamp<std::uint64_t>(wait, 1, UINT32_MAX))};
     }
     entry->excess = static_cast<std::uint32_t>(next);
     entry->stamp = now_ms;
-    unlock(set);
     const std::uint64_t wait = rate.nodelay ? 0 : next * kMsPerMinute / rate.per_minute;
     return {Outcome::admitted,
             static_cast<std::uint32_t>(std::min<std::uint64_t>(wait, UINT32_MAX))};
@@ -155,21 +156,11 @@ LimitTable::RateVerdict LimitTable::take_request(const IpAddress& address, std::
 
 LimitTable::Hold LimitTable::acquire(const IpAddress& address, std::uint16_t id, std::uint32_t max,
                                      std::uint64_t now_ms) {
-    std::uint64_t key[2];
-    key_of(address, key);
-    const std::size_t set = lock_set(key, id);
-    bool fresh = false;
-    Entry* entry = find_or_take(set, key, id, now_ms, fresh);
-    if (!entry) {
-        unlock(set);
-        return {Outcome::table_full, 0};
-    }
-    if (entry->conns >= max || entry->conns == UINT16_MAX) {
-        unlock(set);
-        return {Outcome::over_limit, 0};
-    }
+    const Locked locked(*this, address, id, now_ms);
+    Entry* const entry = locked.entry;
+    if (!entry) return {Outcome::table_full, 0};
+    if (entry->conns >= max || entry->conns == UINT16_MAX) return {Outcome::over_limit, 0};
     ++entry->conns;
-    unlock(set);
     return {Outcome::admitted, static_cast<std::uint32_t>(entry - entries_.get())};
 }
 

@@ -97,6 +97,23 @@ private:
         std::atomic<bool> held{false};
     };
 
+    // The entry of (address, id), found or taken (find_or_take), with its
+    // set locked while this lives; entry nullptr when the set is full.
+    class Locked {
+    public:
+        Locked(LimitTable& table, const IpAddress& address, std::uint16_t id, std::uint64_t now_ms);
+        Locked(const Locked&) = delete;
+        Locked& operator=(const Locked&) = delete;
+        ~Locked() { table_.unlock(set_); }
+
+        Entry* entry = nullptr;
+        bool fresh = false;
+
+    private:
+        LimitTable& table_;
+        std::size_t set_;
+    };
+
     // Locks the set of (key, id) and returns its index; unlock() after.
     std::size_t lock_set(const std::uint64_t key[2], std::uint16_t id);
     void unlock(std::size_t set) { locks_[set].held.store(false, std::memory_order_release); }
