@@ -271,6 +271,15 @@ site {
         """Several new connections (so both loops see some): all 429."""
         return [self.get("/echo.php", source)[0] for _ in range(tries)]
 
+    def assertReleased(self, source, held):
+        """Once the sockets of `held` close, their counts come back."""
+        for s in held:
+            s.close()
+        self.assertTrue(wait_for(lambda: self.get("/echo.php?v=back", source)[0] == 200,
+                                 timeout=5.0))
+        for _ in range(5):
+            self.assertEqual(self.get("/echo.php?v=ok", source)[0], 200)
+
     def test_requests_in_progress_are_limited_and_released_when_they_end(self):
         held = [self.hold(f"c{i}", "127.0.8.1") for i in range(2)]
         statuses = self.refused_from("127.0.8.1")
@@ -295,12 +304,7 @@ site {
     def test_the_count_is_released_when_the_client_leaves(self):
         trickling = [self.trickle("127.0.9.1") for _ in range(2)]
         self.assertEqual(self.refused_from("127.0.9.1"), [429] * 6)
-        for s in trickling:
-            s.close()
-        self.assertTrue(wait_for(lambda: self.get("/echo.php?v=back", "127.0.9.1")[0] == 200,
-                                 timeout=5.0))
-        for _ in range(5):
-            self.assertEqual(self.get("/echo.php?v=ok", "127.0.9.1")[0], 200)
+        self.assertReleased("127.0.9.1", trickling)
 
     def test_the_count_is_released_when_the_client_leaves_mid_response(self):
         readers = []
@@ -315,12 +319,7 @@ site {
             # Admitted (its answer begun) before the next one asks.
             self.assertTrue(s.recv(12).startswith(b"HTTP/1.1 200"))
         self.assertEqual(self.refused_from("127.0.11.1"), [429] * 6)
-        for s in readers:
-            s.close()
-        self.assertTrue(wait_for(lambda: self.get("/echo.php?v=back", "127.0.11.1")[0] == 200,
-                                 timeout=5.0))
-        for _ in range(5):
-            self.assertEqual(self.get("/echo.php", "127.0.11.1")[0], 200)
+        self.assertReleased("127.0.11.1", readers)
 
     def test_the_count_is_released_after_a_reload(self):
         held = [self.hold(f"r{i}", "127.0.10.1") for i in range(2)]
