@@ -5,6 +5,7 @@
 #include "util/address.hpp"
 #include "util/cidr.hpp"
 #include "util/htpasswd.hpp"
+#include "util/rate_limit.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -84,6 +85,12 @@ struct BasicAuth {
     // `satisfy = any`: an address allow_from names gets in without
     // credentials (nginx's satisfy); unset: the site's, else all.
     std::optional<bool> satisfy_any;
+// `limit_conn`, `limit_rate` and `limit_status` (http/limits.hpp): each one
+// a handler sets replaces its site's; the others it inherits.
+struct LimitSettings {
+    std::optional<unsigned> conn;  // requests in progress per client address; 0: off
+    std::optional<RateLimit> rate; // off(): none
+    std::optional<int> status;     // the answer over a limit: 429 or 503
 };
 
 // What every handler kind takes besides its own keys.
@@ -101,6 +108,7 @@ struct HandlerCommon {
     // A handler with any replaces its site's (util/cidr.hpp).
     AccessRules access;
     BasicAuth auth;
+    LimitSettings limits;
 };
 
 struct ResponseHandler : HandlerCommon {
@@ -173,6 +181,8 @@ struct Site {
     std::vector<ErrorPage> error_pages;
     AccessRules access; // for handlers without their own, and unrouted paths
     BasicAuth auth;     // the same
+    AccessRules access;   // for handlers without their own, and unrouted paths
+    LimitSettings limits; // for handlers without their own
     std::vector<Handler> handlers;
 };
 
@@ -189,6 +199,9 @@ struct Config {
     milliseconds drain_delay{0};
     milliseconds shutdown_timeout{10'000};
     std::uint64_t max_request_body = 16u << 20;
+    // Entries of the table behind every limit_conn and limit_rate (32 bytes
+    // each): one per client address and limit, reused once idle.
+    std::uint64_t limit_table = 64u << 10;
     std::string access_log = "off"; // off | stderr | a path
     std::string error_log = "stderr";
     std::string io_backend = "epoll";

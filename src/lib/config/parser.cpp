@@ -230,6 +230,29 @@ public:
     };
     std::vector<PendingAuth> pending_auth;
 
+    // `limit_conn`, `limit_rate` and `limit_status`, by the key's name.
+    bool limit(const Located& at, LimitSettings& out) {
+        if (at.s.kind != Statement::Kind::assign)
+            return fail(at, at.s.value_column, "expected '=' after '" + at.s.key + "'");
+        const std::string& value = at.s.value;
+        if (at.s.key == "limit_rate") {
+            std::string message;
+            std::optional<RateLimit> rate = RateLimit::parse(value, message);
+            if (!rate) return fail_value(at, message);
+            out.rate = *rate;
+            return true;
+        }
+        if (at.s.key == "limit_status") {
+            if (value != "429" && value != "503")
+                return fail_value(at, "expected 429 or 503, not '" + value + "'");
+            out.status = value == "429" ? 429 : 503;
+            return true;
+        }
+        unsigned conn = 0;
+        if (value != "off" && !number(at, conn, 1, 65535)) return false;
+        out.conn = conn;
+        return true;
+    }
     // Path patterns (util/path_pattern.hpp): `deny`, `scripts`.
     bool patterns(const Located& at, std::vector<std::string>& out) {
         out.clear();
@@ -627,6 +650,12 @@ const Key<HandlerCommon> kCommonKeys[] = {
      }},
     {"satisfy",
      [](Parser& p, HandlerCommon& h, const Located& at) { return p.satisfy(at, h.auth); }},
+    {"limit_conn",
+     [](Parser& p, HandlerCommon& h, const Located& at) { return p.limit(at, h.limits); }},
+    {"limit_rate",
+     [](Parser& p, HandlerCommon& h, const Located& at) { return p.limit(at, h.limits); }},
+    {"limit_status",
+     [](Parser& p, HandlerCommon& h, const Located& at) { return p.limit(at, h.limits); }},
 };
 
 // What no handler may say, whatever its kind; or nullptr.
@@ -847,6 +876,12 @@ const Key<Site> kSiteKeys[] = {
          return p.auth_file(at, site.auth);
      }},
     {"satisfy", [](Parser& p, Site& site, const Located& at) { return p.satisfy(at, site.auth); }},
+    {"limit_conn",
+     [](Parser& p, Site& site, const Located& at) { return p.limit(at, site.limits); }},
+    {"limit_rate",
+     [](Parser& p, Site& site, const Located& at) { return p.limit(at, site.limits); }},
+    {"limit_status",
+     [](Parser& p, Site& site, const Located& at) { return p.limit(at, site.limits); }},
 };
 
 // A realm needs users and users a realm, each the block's own or its site's.
@@ -880,6 +915,14 @@ const Key<Config> kTopKeys[] = {
     {"drain_delay", field<Config, &Config::drain_delay, &Parser::duration>},
     {"shutdown_timeout", field<Config, &Config::shutdown_timeout, &Parser::duration>},
     {"max_request_body", field<Config, &Config::max_request_body, &Parser::size>},
+    {"limit_table",
+     [](Parser& p, Config& c, const Located& at) {
+         // Entries, not bytes: `64k` is 65536 of them.
+         if (!assignment<Config>(p, at) || !p.size(at, c.limit_table)) return false;
+         if (c.limit_table < 1 || c.limit_table > (1u << 24))
+             return p.fail_value(at, "expected from 1 to 16M entries, not '" + at.s.value + "'");
+         return true;
+     }},
     {"access_log", field<Config, &Config::access_log, &Parser::text>},
     {"real_ip_from",
      [](Parser& p, Config& c, const Located& at) { return p.access(at, true, c.real_ip_from); },

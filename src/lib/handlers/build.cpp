@@ -259,6 +259,43 @@ std::unique_ptr<const http::BasicAuth> build_auth(const config::HandlerCommon* c
     }
     const bool any = own.satisfy_any.value_or(site.satisfy_any.value_or(false));
     return std::make_unique<const http::BasicAuth>(*realm, std::move(users), any);
+std::shared_ptr<LimitTable> limit_table(const config::Config& config) {
+    const auto on = [](const config::LimitSettings& limits) {
+        return limits.conn.value_or(0) > 0 || (limits.rate && !limits.rate->off());
+    };
+    for (const config::Site& site : config.sites) {
+        bool any = on(site.limits);
+        for (const config::Handler& h : site.handlers)
+            any =
+                any || std::visit([&](const config::HandlerCommon& c) { return on(c.limits); }, h);
+        if (any) return std::make_shared<LimitTable>(config.limit_table);
+    }
+    return nullptr;
+}
+
+std::unique_ptr<const http::Limits> build_limits(const config::HandlerCommon& common,
+                                                 const BuildContext& context) {
+    const config::LimitSettings& own = common.limits;
+    const config::LimitSettings& site = context.site.limits;
+    const unsigned conns = own.conn ? *own.conn : site.conn.value_or(0);
+    const RateLimit rate = own.rate ? *own.rate : site.rate.value_or(RateLimit{});
+    if (!context.limits || (conns == 0 && rate.off())) return nullptr;
+    LimitTable& table = *context.limits;
+    const bool own_conn = own.conn && conns > 0;
+    const bool own_rate = own.rate && !rate.off();
+    const bool site_conn = !own.conn && conns > 0;
+    const bool site_rate = !own.rate && !rate.off();
+    if ((site_conn || site_rate) && !context.site_limit)
+        context.site_limit = table.add_limit(site.rate.value_or(RateLimit{}));
+    const std::uint16_t own_id =
+        own_conn || own_rate ? table.add_limit(own_rate ? rate : RateLimit{}) : 0;
+    auto limits = std::make_unique<http::Limits>();
+    limits->table = context.limits;
+    limits->rate_id = own_rate ? own_id : site_rate ? context.site_limit : 0;
+    limits->conn_id = own_conn ? own_id : site_conn ? context.site_limit : 0;
+    limits->max_conns = conns;
+    limits->status = static_cast<std::uint16_t>(own.status.value_or(site.status.value_or(429)));
+    return limits;
 }
 
 std::unique_ptr<http::Handler> build_handler(const config::Handler& handler,
@@ -274,6 +311,7 @@ std::unique_ptr<http::Handler> build_handler(const config::Handler& handler,
     built->set_rules(std::move(rules));
     built->set_access(build_access(&common, context));
     built->set_auth(build_auth(&common, context));
+    built->set_limits(build_limits(common, context));
     return built;
 }
 

@@ -48,6 +48,10 @@ struct BuildContext {
     // The htpasswd files of the site's auth_basic, by path: one file
     // watched once, however many handlers use it.
     mutable std::vector<std::shared_ptr<http::UserFile>> user_files{};
+    // The table every limit shares (limit_table()); none: nothing is limited.
+    std::shared_ptr<LimitTable> limits = nullptr;
+    // The id of the site's own limits in it, once a handler took them.
+    mutable std::uint16_t site_limit = 0;
 
     // A handler's root: its own, else its site's.
     std::string_view root(const std::string& own) const;
@@ -93,6 +97,15 @@ std::unique_ptr<const AccessRules> build_access(const config::HandlerCommon* com
 // null); null when there is none or the handler says `auth_basic = off`.
 std::unique_ptr<const http::BasicAuth> build_auth(const config::HandlerCommon* common,
                                                   const BuildContext& context);
+// The table behind every limit_conn and limit_rate of `config` (limit_table
+// entries), or nullptr when it sets none.
+std::shared_ptr<LimitTable> limit_table(const config::Config& config);
+
+// The limits of a handler's `common` keys, each its own if set, else its
+// site's (a site's are one budget for all its handlers that take them);
+// null when none is on.
+std::unique_ptr<const http::Limits> build_limits(const config::HandlerCommon& common,
+                                                 const BuildContext& context);
 
 // The handler for `handler`, with its response rules; nullptr with a
 // one-line reason when it cannot be built (a root that does not open).

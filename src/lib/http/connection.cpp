@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -322,9 +323,14 @@ Connection::Next Connection::handle(std::size_t head_size) {
     }
     if (admission.verdict == Admission::Verdict::serve) {
         exchange.set_rules(admission.handler->rules());
-        // Refused, the handler's 403 or 401 (and its error page) went.
-        if (let_in(admission.handler->access(), admission.handler->auth(), exchange)) [[likely]]
-            admission.handler->serve(exchange);
+        // Refused, the handler's 429/503, 403 or 401 (and its error page) went.
+        const Handler& handler = *admission.handler;
+        if (!handler.limits()) [[likely]] {
+            if (let_in(handler.access(), handler.auth(), exchange)) [[likely]]
+                handler.serve(exchange);
+        } else {
+            serve_limited(exchange, handler);
+        }
         if (!exchange.finished()) {
             // A route error page is served here, on this stack, not above
             // the handler that chose it.
@@ -365,6 +371,33 @@ Connection::Next Connection::handle(std::size_t head_size) {
         next = !body_.done() || unread_input() ? Next::linger : Next::close;
     }
     return next;
+}
+
+void Connection::serve_limited(Exchange& exchange, const Handler& handler) {
+    LimitPass pass; // its count, if it takes one, until this returns
+    const LimitPass::Verdict verdict =
+        pass.enter(*handler.limits(), client_address(), Loop::current()->now());
+    if (verdict.status == 0) {
+        if (verdict.wait_ms) {
+            // Within the burst, without nodelay: the request waits its
+            // turn (the answers before it go out first).
+            socket_.flush();
+            io::sleep(verdict.wait_ms);
+        }
+        if (let_in(handler.access(), handler.auth(), exchange)) handler.serve(exchange);
+        return;
+    }
+    // Seconds, rounded up: a client retrying then is admitted.
+    char seconds[16];
+    const auto end = std::to_chars(seconds, seconds + sizeof seconds,
+                                   std::max<std::uint32_t>(1, (verdict.wait_ms + 999) / 1000))
+                         .ptr;
+    exchange.header("Retry-After", {seconds, static_cast<std::size_t>(end - seconds)});
+    // A body not all here is not waited for (as 413's): the connection
+    // closes after the answer, lingering.
+    if (request_.has_body() && (request_.chunked || in_.end - in_.pos < request_.content_length))
+        exchange.close_after();
+    exchange.send_error(verdict.status);
 }
 
 void Connection::refuse(Exchange& exchange, int status) {

@@ -30,7 +30,7 @@
 namespace weft {
 struct LoopCounters;
 struct ParkedState;
-}
+} // namespace weft
 
 namespace weft::http {
 
@@ -81,6 +81,11 @@ private:
     // Takes back what an earlier coroutine of this connection parked with.
     void resume_head(ParkedState* parked);
     Next handle(std::size_t head_size);
+    // Serves a request whose handler has limits (noinline: the request loop
+    // pays one pointer test for handlers without): past them and let_in(),
+    // or answers 429/503 with Retry-After. Limits come first, as nginx's
+    // preaccess phase: they also bound how fast a client may guess passwords.
+    [[gnu::noinline]] void serve_limited(Exchange& exchange, const Handler& handler);
     // Answers `status` for a request no handler serves (noinline: off the
     // request loop's registers).
     [[gnu::noinline]] void refuse(Exchange& exchange, int status);

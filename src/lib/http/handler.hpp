@@ -5,6 +5,7 @@
 // thread_local storage).
 
 #include "http/basic_auth.hpp"
+#include "http/limits.hpp"
 #include "http/response_rules.hpp"
 #include "http/route.hpp"
 #include "util/cidr.hpp"
@@ -56,12 +57,17 @@ public:
     // credentials gets 401 before serve() runs.
     const BasicAuth* auth() const { return auth_.get(); }
     void set_auth(std::unique_ptr<const BasicAuth> auth) { auth_ = std::move(auth); }
+    // Its limit_conn and limit_rate (each its own, else its site's), or
+    // nullptr for none; set once at build. Checked after access().
+    const Limits* limits() const { return limits_.get(); }
+    void set_limits(std::unique_ptr<const Limits> limits) { limits_ = std::move(limits); }
 
 private:
     Route route_;
     std::unique_ptr<const ResponseRules> rules_;
     std::unique_ptr<const AccessRules> access_;
     std::unique_ptr<const BasicAuth> auth_;
+    std::unique_ptr<const Limits> limits_;
 };
 
 } // namespace weft::http
