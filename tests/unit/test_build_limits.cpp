@@ -49,7 +49,7 @@ TEST_CASE("a site's limits are one budget; a handler's own key is its own", "[bu
     REQUIRE(table);
     CHECK(table->capacity() == 128);
     const std::vector<std::shared_ptr<fastcgi::Upstream>> none;
-    const handlers::BuildContext context{config, site, none, false, {}, nullptr, table};
+    const handlers::BuildContext context{config, site, none, false, {}, nullptr, {}, table};
 
     const auto a = handlers::build_limits(plain, context);
     const auto b = handlers::build_limits(own_rate, context);

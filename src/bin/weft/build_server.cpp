@@ -18,7 +18,7 @@ std::unique_ptr<BuiltServer> build_server(const config::Config& config, std::str
     const std::shared_ptr<LimitTable> limits = handlers::limit_table(config);
     for (const config::Site& site : config.sites) {
         const handlers::BuildContext context{
-            config, site, built->upstreams, purpose == Build::serving, {}, pools, limits};
+            config, site, built->upstreams, purpose == Build::serving, {}, pools, {}, limits};
         http::Router::Site routed;
         routed.hosts = site.hosts;
         for (const config::Handler& h : site.handlers) {

@@ -85,6 +85,8 @@ struct BasicAuth {
     // `satisfy = any`: an address allow_from names gets in without
     // credentials (nginx's satisfy); unset: the site's, else all.
     std::optional<bool> satisfy_any;
+};
+
 // `limit_conn`, `limit_rate` and `limit_status` (http/limits.hpp): each one
 // a handler sets replaces its site's; the others it inherits.
 struct LimitSettings {
@@ -179,9 +181,8 @@ struct Site {
     // name (a header, a status) overrides the site's.
     std::vector<HeaderEdit> headers;
     std::vector<ErrorPage> error_pages;
-    AccessRules access; // for handlers without their own, and unrouted paths
-    BasicAuth auth;     // the same
     AccessRules access;   // for handlers without their own, and unrouted paths
+    BasicAuth auth;       // the same
     LimitSettings limits; // for handlers without their own
     std::vector<Handler> handlers;
 };

@@ -259,6 +259,8 @@ std::unique_ptr<const http::BasicAuth> build_auth(const config::HandlerCommon* c
     }
     const bool any = own.satisfy_any.value_or(site.satisfy_any.value_or(false));
     return std::make_unique<const http::BasicAuth>(*realm, std::move(users), any);
+}
+
 std::shared_ptr<LimitTable> limit_table(const config::Config& config) {
     const auto on = [](const config::LimitSettings& limits) {
         return limits.conn.value_or(0) > 0 || (limits.rate && !limits.rate->off());

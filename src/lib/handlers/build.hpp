@@ -97,6 +97,7 @@ std::unique_ptr<const AccessRules> build_access(const config::HandlerCommon* com
 // null); null when there is none or the handler says `auth_basic = off`.
 std::unique_ptr<const http::BasicAuth> build_auth(const config::HandlerCommon* common,
                                                   const BuildContext& context);
+
 // The table behind every limit_conn and limit_rate of `config` (limit_table
 // entries), or nullptr when it sets none.
 std::shared_ptr<LimitTable> limit_table(const config::Config& config);

@@ -58,7 +58,7 @@ public:
     const BasicAuth* auth() const { return auth_.get(); }
     void set_auth(std::unique_ptr<const BasicAuth> auth) { auth_ = std::move(auth); }
     // Its limit_conn and limit_rate (each its own, else its site's), or
-    // nullptr for none; set once at build. Checked after access().
+    // nullptr for none; set once at build. Checked before access() and auth().
     const Limits* limits() const { return limits_.get(); }
     void set_limits(std::unique_ptr<const Limits> limits) { limits_ = std::move(limits); }
 
