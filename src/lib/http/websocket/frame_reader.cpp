@@ -7,6 +7,10 @@
 
 namespace weft::http::websocket {
 
+// Every WebSocket connection holds one, idle subscribers included (issue 18
+// budgets 2 KiB for an idle subscriber): the control payload is most of it.
+static_assert(sizeof(FrameReader) <= 168);
+
 unsigned unmask(std::uint8_t* data, std::size_t size, const std::uint8_t mask[4], unsigned phase) {
     // The mask as it lines up with data[0], twice: data[i] takes key[i & 7].
     std::uint8_t key[8];
