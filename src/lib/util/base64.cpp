@@ -20,25 +20,30 @@ constexpr std::array<std::uint8_t, 256> kValues = [] {
 
 } // namespace
 
-std::string encode(std::string_view bytes) {
-    std::string out;
-    out.reserve(encoded_size(bytes.size()));
-    std::size_t i = 0;
+std::size_t encode(std::string_view bytes, char* out) {
     const auto byte = [&](std::size_t at) {
         return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[at]));
     };
+    char* o = out;
+    std::size_t i = 0;
     for (; i + 3 <= bytes.size(); i += 3) {
         const std::uint32_t group = byte(i) << 16 | byte(i + 1) << 8 | byte(i + 2);
-        for (int shift = 18; shift >= 0; shift -= 6) out += kAlphabet[(group >> shift) & 63];
+        for (int shift = 18; shift >= 0; shift -= 6) *o++ = kAlphabet[(group >> shift) & 63];
     }
     const std::size_t rest = bytes.size() - i;
     if (rest > 0) {
         const std::uint32_t group = byte(i) << 16 | (rest == 2 ? byte(i + 1) << 8 : 0);
-        out += kAlphabet[(group >> 18) & 63];
-        out += kAlphabet[(group >> 12) & 63];
-        out += rest == 2 ? kAlphabet[(group >> 6) & 63] : '=';
-        out += '=';
+        *o++ = kAlphabet[(group >> 18) & 63];
+        *o++ = kAlphabet[(group >> 12) & 63];
+        *o++ = rest == 2 ? kAlphabet[(group >> 6) & 63] : '=';
+        *o++ = '=';
     }
+    return static_cast<std::size_t>(o - out);
+}
+
+std::string encode(std::string_view bytes) {
+    std::string out(encoded_size(bytes.size()), '\0');
+    encode(bytes, out.data());
     return out;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Base64 (RFC 4648 §4: the standard alphabet, padded), as Basic
-// authentication's credentials and htpasswd's {SHA} lines carry it.
+// authentication's credentials, htpasswd's {SHA} lines and the WebSocket
+// handshake's Sec-WebSocket-Accept carry it.
 //
 // Decoding is strict (RFC 4648 §3.3, §3.5): only the alphabet, the length a
 // multiple of 4, '=' only as the last one or two characters, and the bits
@@ -24,6 +25,9 @@ constexpr std::size_t decoded_size_max(std::size_t n) {
     return n / 4 * 3;
 }
 
+// Writes encoded_size(bytes.size()) characters to `out` (no NUL); returns
+// that count.
+std::size_t encode(std::string_view bytes, char* out);
 std::string encode(std::string_view bytes);
 
 // Decodes `text` into `out` (room for `capacity` bytes): the bytes written,
