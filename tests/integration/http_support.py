@@ -420,3 +420,32 @@ def wait_for(predicate, timeout=10.0):
             return True
         time.sleep(0.02)
     return False
+
+
+def connect_from(port, source, timeout=10.0):
+    """A TCP connection to 127.0.0.1:port (to ::1 for an IPv6 `source`),
+    bound to `source` first: the address the server sees as its peer."""
+    family = socket.AF_INET6 if ":" in source else socket.AF_INET
+    s = socket.socket(family, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.bind((source, 0))
+    s.connect((source if family == socket.AF_INET6 else "127.0.0.1", port))
+    return s
+
+
+def read_until_close(s):
+    """(status, headers by lower-case name, body as text) of the one response
+    a server ends by closing."""
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return int(lines[0].split(" ", 2)[1]), headers, body.decode("latin-1")

@@ -13,7 +13,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import ServerTestCase, wait_for  # noqa: E402
+from http_support import ServerTestCase, connect_from, read_until_close, wait_for  # noqa: E402
 
 
 def ipv6_loopback():
@@ -84,20 +84,10 @@ site {
 
 def request(port, path, host, source="127.0.0.1"):
     """One GET from `source` (bound before the connect): (status, body)."""
-    family = socket.AF_INET6 if ":" in source else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as s:
-        s.settimeout(5.0)
-        s.bind((source, 0))
-        s.connect((source if family == socket.AF_INET6 else "127.0.0.1", port))
+    with connect_from(port, source, timeout=5.0) as s:
         s.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    return int(head.split(b" ", 2)[1]), body.decode()
+        status, _, body = read_until_close(s)
+    return status, body
 
 
 class AccessRulesTest(ServerTestCase):

@@ -14,14 +14,13 @@ import base64
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import WEFT, ServerTestCase, read, wait_for  # noqa: E402
+from http_support import WEFT, ServerTestCase, connect_from, read, read_until_close, wait_for  # noqa: E402
 from php_support import PhpTestCase, install_site  # noqa: E402
 
 HTPASSWD = shutil.which("htpasswd")
@@ -50,27 +49,12 @@ def basic(user, password):
 def request(port, path, authorization=None, source="127.0.0.1", method="GET", extra="",
             host="auth.test"):
     """One request from `source`: (status, headers dict (lower-case), body)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.settimeout(10.0)
-        s.bind((source, 0))
-        s.connect(("127.0.0.1", port))
+    with connect_from(port, source) as s:
         head = f"{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n"
         if authorization is not None:
             head += f"Authorization: {authorization}\r\n"
         s.sendall((head + extra + "\r\n").encode("latin-1"))
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    headers = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    return int(lines[0].split(" ", 2)[1]), headers, body.decode("latin-1")
+        return read_until_close(s)
 
 
 REALM = 'Staff "only" \\ here'

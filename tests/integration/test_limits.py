@@ -19,42 +19,16 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import ServerTestCase, wait_for  # noqa: E402
+from http_support import ServerTestCase, connect_from, read_until_close, wait_for  # noqa: E402
 from php_support import PhpTestCase, install_fixtures  # noqa: E402
 
 
-def open_from(port, source):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.settimeout(10.0)
-    s.bind((source, 0))
-    s.connect(("127.0.0.1", port))
-    return s
-
-
-def read_response(s):
-    """(status, headers by lower-case name, body) of a response the server
-    ends by closing."""
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    headers = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    return int(lines[0].split(" ", 2)[1]), headers, body.decode("latin-1")
-
-
 def request(port, path, source="127.0.0.1", host="limited.test", body=None):
-    with open_from(port, source) as s:
+    with connect_from(port, source) as s:
         extra = f"Content-Length: {len(body)}\r\n" if body is not None else ""
         s.sendall(f"{'POST' if body is not None else 'GET'} {path} HTTP/1.1\r\nHost: {host}\r\n"
                   f"{extra}Connection: close\r\n\r\n".encode() + (body or b""))
-        return read_response(s)
+        return read_until_close(s)
 
 
 def retry_after(headers):
@@ -171,10 +145,10 @@ class RateLimitTest(ServerTestCase):
 
     def test_a_refused_post_is_not_read_and_the_connection_closes(self):
         self.assertEqual(self.get("/busy", "127.0.6.1")[0], 200)
-        with open_from(self.port, "127.0.6.1") as s:
+        with connect_from(self.port, "127.0.6.1") as s:
             s.sendall(b"POST /busy HTTP/1.1\r\nHost: limited.test\r\n"
                       b"Content-Length: 1000000\r\n\r\n" + b"x" * 1000)
-            status, headers, _ = read_response(s)  # the server closes
+            status, headers, _ = read_until_close(s)  # the server closes
         self.assertEqual(status, 503)
         self.assertEqual(headers.get("connection"), "close")
 
@@ -248,7 +222,7 @@ site {
 
     def hold(self, id, source):
         """A request held in PHP until release: its socket, started."""
-        s = open_from(self.port, source)
+        s = connect_from(self.port, source)
         self.addCleanup(s.close)
         s.sendall(f"GET /hold.php?id={id} HTTP/1.1\r\nHost: limited.test\r\n"
                   "Connection: close\r\n\r\n".encode())
@@ -258,7 +232,7 @@ site {
     def trickle(self, source):
         """A POST whose body never ends: the handler reads it, holding its
         count."""
-        s = open_from(self.port, source)
+        s = connect_from(self.port, source)
         self.addCleanup(s.close)
         s.sendall(b"POST /echo.php HTTP/1.1\r\nHost: limited.test\r\n"
                   b"Content-Length: 1000\r\nExpect: 100-continue\r\n\r\n")
@@ -291,13 +265,13 @@ site {
         self.assertEqual(self.get("/free/echo.php?v=z", "127.0.8.1")[::2], (200, "z"))
         for i, s in enumerate(held):
             self.marks.release(f"c{i}")
-            self.assertEqual(read_response(s)[0], 200)
+            self.assertEqual(read_until_close(s)[0], 200)
         # Both counts are back: two at once again, and many one after another.
         again = [self.hold(f"d{i}", "127.0.8.1") for i in range(2)]
         self.assertEqual(self.get("/echo.php", "127.0.8.1")[0], 429)
         for i, s in enumerate(again):
             self.marks.release(f"d{i}")
-            read_response(s)
+            read_until_close(s)
         for _ in range(10):
             self.assertEqual(self.get("/echo.php?v=ok", "127.0.8.1")[::2], (200, "ok"))
 
@@ -329,7 +303,7 @@ site {
                                  timeout=10.0))
         for i, s in enumerate(held):
             self.marks.release(f"r{i}")
-            self.assertEqual(read_response(s)[0], 200)
+            self.assertEqual(read_until_close(s)[0], 200)
         for _ in range(5):
             self.assertEqual(self.get("/echo.php", "127.0.10.1")[0], 200)
 
