@@ -2,7 +2,8 @@
 """Review of issue 17's limits (what an adversary tried that broke): a
 site's limit_rate must bound password guessing against the site's
 auth_basic also on paths no handler takes, where the site's credentials
-are checked before the 404.
+are checked before the 404; the limit table's sets must not be chosen by
+an attacker who read the source (a seed that reaches IPv4 keys too).
 
     test_review_17b.py WEFT_BINARY
 """
@@ -69,6 +70,59 @@ class SiteAuthGuessingTest(ServerTestCase):
         self.assertEqual(self.guess("/nothing", "right", "127.0.71.2"), 429)
         # Another address, within its budget, gets the 404 its password earns.
         self.assertEqual(self.guess("/nothing", "right", "127.0.71.3"), 404)
+
+
+MASK64 = (1 << 64) - 1
+
+
+def unseeded_mix(x):
+    """The table's hash (splitmix64's finaliser) as a reader of the source
+    computes it."""
+    x ^= x >> 30
+    x = (x * 0xBF58476D1CE4E5B9) & MASK64
+    x ^= x >> 27
+    x = (x * 0x94D049BB133111EB) & MASK64
+    return x ^ (x >> 31)
+
+
+def colliding_loopback_addresses(count, limit_id=1, sets=8):
+    """`count` addresses of 127.0.0.0/8 that the unseeded hash of an IPv4
+    key under limit `limit_id` puts in set 0 of `sets`."""
+    found = []
+    host = 0x7F480000  # 127.72.0.0 on: addresses no other test takes
+    while len(found) < count:
+        packed = host.to_bytes(4, "big")
+        key1 = (0xFFFF << 32) | int.from_bytes(packed, "little")
+        if unseeded_mix((key1 + limit_id) & MASK64) % sets == 0:
+            found.append(".".join(str(b) for b in packed))
+        host += 1
+    return found
+
+
+CHOSEN_CONF = """\
+threads = 2
+listener 127.0.0.1:{port}
+limit_table = 64
+site {
+    limit_rate = 1r/m
+    response / {
+        body = ok
+    }
+}
+"""
+
+
+class ChosenAddressesTest(ServerTestCase):
+    CONF = CHOSEN_CONF
+
+    def test_eight_chosen_addresses_do_not_lock_out_a_ninth(self):
+        # 64 entries: 8 sets of 8. One request each holds an entry for a
+        # minute (1r/m); were the seed not in an IPv4 key's hash, these 8
+        # would fill one set in every process and the 9th would get 503.
+        addresses = colliding_loopback_addresses(9)
+        for address in addresses[:8]:
+            self.assertEqual(request_with(self.port, "/", address, "a.test", "")[0], 200)
+        self.assertEqual(request_with(self.port, "/", addresses[8], "a.test", "")[0], 200)
 
 
 if __name__ == "__main__":
