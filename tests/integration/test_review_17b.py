@@ -3,14 +3,18 @@
 site's limit_rate must bound password guessing against the site's
 auth_basic also on paths no handler takes, where the site's credentials
 are checked before the 404; the limit table's sets must not be chosen by
-an attacker who read the source (a seed that reaches IPv4 keys too).
+an attacker who read the source (a seed that reaches IPv4 keys too); a
+request delayed within its burst whose client leaves ends then, as
+nginx's, instead of holding its connection for the whole delay.
 
     test_review_17b.py WEFT_BINARY
 """
 import base64
 import hashlib
 import os
+import socket
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -123,6 +127,52 @@ class ChosenAddressesTest(ServerTestCase):
         for address in addresses[:8]:
             self.assertEqual(request_with(self.port, "/", address, "a.test", "")[0], 200)
         self.assertEqual(request_with(self.port, "/", addresses[8], "a.test", "")[0], 200)
+
+
+DELAY_CONF = """\
+threads = 1
+listener 127.0.0.1:{port}
+site {
+    limit_rate = 1r/m burst 30
+    response / {
+        body = ok
+    }
+    status /status {
+        limit_rate = off
+    }
+}
+"""
+
+
+class DelayedClientLeavesTest(ServerTestCase):
+    CONF = DELAY_CONF
+
+    def active(self):
+        with open_from(self.port, "127.0.0.1") as s:
+            s.sendall(b"GET /status HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            body = read_response(s)[2]
+        return int(body.split("Active connections:")[1].split()[0])
+
+    def test_a_delayed_request_ends_when_its_client_leaves(self):
+        # 1r/m burst 30: the n-th request waits n-1 minutes.
+        self.assertEqual(request_with(self.port, "/", "127.0.74.1", "a.test", "")[0], 200)
+        waiting = []
+        for _ in range(10):
+            s = open_from(self.port, "127.0.74.1")
+            s.sendall(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+            waiting.append(s)
+        deadline = time.monotonic() + 5
+        while self.active() < 11 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(self.active(), 11)  # the 10 waiting, and this one
+        for s in waiting:
+            s.close()
+        # Each left: its connection (a coroutine, an fd) goes at once, not
+        # after its minutes.
+        deadline = time.monotonic() + 5
+        while self.active() > 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(self.active(), 1)
 
 
 if __name__ == "__main__":

@@ -383,11 +383,11 @@ void Connection::serve_limited(Exchange& exchange, const Handler& handler) {
 bool Connection::pass_limits(LimitPass& pass, const Limits& limits, Exchange& exchange) {
     const LimitPass::Verdict verdict = pass.enter(limits, client_address(), Loop::current()->now());
     if (verdict.status == 0) {
-        if (verdict.wait_ms) {
-            // Within the burst, without nodelay: the request waits its
-            // turn (the answers before it go out first).
-            socket_.flush();
-            io::sleep(verdict.wait_ms);
+        // Within the burst, without nodelay: the request waits its turn
+        // (the answers before it go out first), unless its client leaves.
+        if (verdict.wait_ms && !sit_out(verdict.wait_ms)) {
+            exchange.abandon();
+            return false;
         }
         return true;
     }
@@ -403,6 +403,18 @@ bool Connection::pass_limits(LimitPass& pass, const Limits& limits, Exchange& ex
         exchange.close_after();
     exchange.send_error(verdict.status);
     return false;
+}
+
+bool Connection::sit_out(std::uint32_t ms) {
+    const std::uint64_t until = Loop::current()->now() + ms;
+    const std::int64_t woke = socket_.wait(kReadable, ms); // flushes first
+    if (woke == -ETIMEDOUT) return true;
+    if (woke == kHangup || (woke > 0 && io::peer_closed(socket_.fd()))) return false;
+    // Its next request came (pipelined), or the stop: the rest of the delay
+    // as it was, a sleep.
+    const std::uint64_t now = Loop::current()->now();
+    if (woke > 0 && now < until) io::sleep(static_cast<std::uint32_t>(until - now));
+    return true;
 }
 
 void Connection::refuse(Exchange& exchange, int status) {

@@ -90,6 +90,9 @@ private:
     // burst); refused, answers 429/503 with Retry-After. `pass` holds the
     // count until the request ends.
     bool pass_limits(LimitPass& pass, const Limits& limits, Exchange& exchange);
+    // Waits `ms` for a delayed request; false when its client left first
+    // (as nginx's delay, which tests reading meanwhile).
+    bool sit_out(std::uint32_t ms);
     // Answers `status` for a request no handler serves (noinline: off the
     // request loop's registers).
     [[gnu::noinline]] void refuse(Exchange& exchange, int status);
