@@ -30,6 +30,7 @@ std::unique_ptr<BuiltServer> build_server(const config::Config& config, std::str
         if (!handlers::build_response_rules(nullptr, context, routed.rules, error)) return nullptr;
         routed.access = handlers::build_access(nullptr, context);
         routed.auth = handlers::build_auth(nullptr, context);
+        if (routed.auth) routed.limits = handlers::build_limits(config::HandlerCommon{}, context);
         built->server.router.add_site(std::move(routed));
     }
     if (purpose == Build::serving && config.access_log != "off") {

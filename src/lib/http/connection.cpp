@@ -375,17 +375,21 @@ Connection::Next Connection::handle(std::size_t head_size) {
 
 void Connection::serve_limited(Exchange& exchange, const Handler& handler) {
     LimitPass pass; // its count, if it takes one, until this returns
-    const LimitPass::Verdict verdict =
-        pass.enter(*handler.limits(), client_address(), Loop::current()->now());
+    if (pass_limits(pass, *handler.limits(), exchange) &&
+        let_in(handler.access(), handler.auth(), exchange))
+        handler.serve(exchange);
+}
+
+bool Connection::pass_limits(LimitPass& pass, const Limits& limits, Exchange& exchange) {
+    const LimitPass::Verdict verdict = pass.enter(limits, client_address(), Loop::current()->now());
     if (verdict.status == 0) {
-        if (verdict.wait_ms) {
-            // Within the burst, without nodelay: the request waits its
-            // turn (the answers before it go out first).
-            socket_.flush();
-            io::sleep(verdict.wait_ms);
+        // Within the burst, without nodelay: the request waits its turn
+        // (the answers before it go out first), unless its client leaves.
+        if (verdict.wait_ms && !sit_out(verdict.wait_ms)) {
+            exchange.abandon();
+            return false;
         }
-        if (let_in(handler.access(), handler.auth(), exchange)) handler.serve(exchange);
-        return;
+        return true;
     }
     // Seconds, rounded up: a client retrying then is admitted.
     char seconds[16];
@@ -398,6 +402,19 @@ void Connection::serve_limited(Exchange& exchange, const Handler& handler) {
     if (request_.has_body() && (request_.chunked || in_.end - in_.pos < request_.content_length))
         exchange.close_after();
     exchange.send_error(verdict.status);
+    return false;
+}
+
+bool Connection::sit_out(std::uint32_t ms) {
+    const std::uint64_t until = Loop::current()->now() + ms;
+    const std::int64_t woke = socket_.wait(kReadable, ms); // flushes first
+    if (woke == -ETIMEDOUT) return true;
+    if (woke == kHangup || (woke > 0 && io::peer_closed(socket_.fd()))) return false;
+    // Its next request came (pipelined), or the stop: the rest of the delay
+    // as it was, a sleep.
+    const std::uint64_t now = Loop::current()->now();
+    if (woke > 0 && now < until) io::sleep(static_cast<std::uint32_t>(until - now));
+    return true;
 }
 
 void Connection::refuse(Exchange& exchange, int status) {
@@ -405,12 +422,15 @@ void Connection::refuse(Exchange& exchange, int status) {
     if (status == 413) exchange.close_after();
     // Refusals get the site's rules and error pages.
     exchange.set_rules(server_.router.site_rules(request_.host));
-    // A path no handler takes is the site's: its access rules and
-    // auth_basic come first (as nginx's access phase, after the location is
-    // chosen).
+    // A path no handler takes is the site's: its limits (when it asks for
+    // credentials), access rules and auth_basic come first (as nginx's
+    // access phase, after the location is chosen).
     const Router& router = server_.router;
+    LimitPass pass;
+    const Limits* limits = status == 404 ? router.site_limits(request_.host) : nullptr;
     if (status != 404 ||
-        let_in(router.site_access(request_.host), router.site_auth(request_.host), exchange))
+        ((!limits || pass_limits(pass, *limits, exchange)) &&
+         let_in(router.site_access(request_.host), router.site_auth(request_.host), exchange)))
         exchange.send_error(status);
     exchange.send_pending_page();
 }

@@ -86,6 +86,13 @@ private:
     // or answers 429/503 with Retry-After. Limits come first, as nginx's
     // preaccess phase: they also bound how fast a client may guess passwords.
     [[gnu::noinline]] void serve_limited(Exchange& exchange, const Handler& handler);
+    // Whether the client may go on under `limits` (after the delay of its
+    // burst); refused, answers 429/503 with Retry-After. `pass` holds the
+    // count until the request ends.
+    bool pass_limits(LimitPass& pass, const Limits& limits, Exchange& exchange);
+    // Waits `ms` for a delayed request; false when its client left first
+    // (as nginx's delay, which tests reading meanwhile).
+    bool sit_out(std::uint32_t ms);
     // Answers `status` for a request no handler serves (noinline: off the
     // request loop's registers).
     [[gnu::noinline]] void refuse(Exchange& exchange, int status);

@@ -74,6 +74,11 @@ const BasicAuth* Router::site_auth(std::string_view host) const {
     return sorted ? sorted->site.auth.get() : nullptr;
 }
 
+const Limits* Router::site_limits(std::string_view host) const {
+    const SortedSite* sorted = site_for(host);
+    return sorted ? sorted->site.limits.get() : nullptr;
+}
+
 const Handler* Router::route(std::string_view host, std::string_view path) const {
     const SortedSite* sorted = site_for(host);
     if (!sorted) return nullptr;

@@ -31,6 +31,9 @@ public:
         std::unique_ptr<const AccessRules> access;
         // Its auth_basic, for paths no handler takes (nullptr: none).
         std::unique_ptr<const BasicAuth> auth;
+        // Its limits, for paths no handler takes where `auth` asks for
+        // credentials (nullptr: none): a rate bounds guessing there too.
+        std::unique_ptr<const Limits> limits;
     };
 
     // Sites are tried in the order given; handlers are sorted here.
@@ -45,6 +48,8 @@ public:
     const AccessRules* site_access(std::string_view host) const;
     // The Basic authentication of the site for `host` (nullptr: none).
     const BasicAuth* site_auth(std::string_view host) const;
+    // The limits of the site for `host` (nullptr: none).
+    const Limits* site_limits(std::string_view host) const;
 
 private:
     // A site's handlers sorted: its prefixes, longest first, in site.handlers

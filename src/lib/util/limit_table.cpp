@@ -73,7 +73,10 @@ void LimitTable::lock(std::size_t set) {
 }
 
 std::size_t LimitTable::lock_set(const std::uint64_t key[2], std::uint16_t id) {
-    const std::uint64_t hash = mix(key[0] ^ seed_) ^ mix(key[1] + id);
+    // The seed goes into every bit of the key: an IPv4 key is all key[1]
+    // (key[0] is 0), and mix(key[1]) XORed with a seeded constant would put
+    // the same addresses in one set in every process.
+    const std::uint64_t hash = mix(mix(key[0] ^ seed_) ^ key[1] ^ (std::uint64_t{id} << 48));
     const std::size_t set = static_cast<std::size_t>(hash) & (mask_ / ways_);
     lock(set);
     return set;
