@@ -18,8 +18,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import ServerTestCase  # noqa: E402
-from test_limits import open_from, read_response  # noqa: E402
+from http_support import ServerTestCase, connect_from, read_until_close  # noqa: E402
 
 CONF = """\
 threads = 2
@@ -37,10 +36,10 @@ site {
 
 
 def request_with(port, path, source, host, extra):
-    with open_from(port, source) as s:
+    with connect_from(port, source) as s:
         s.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n{extra}Connection: close\r\n\r\n"
                   .encode())
-        return read_response(s)
+        return read_until_close(s)
 
 
 def basic(user, password):
@@ -148,9 +147,9 @@ class DelayedClientLeavesTest(ServerTestCase):
     CONF = DELAY_CONF
 
     def active(self):
-        with open_from(self.port, "127.0.0.1") as s:
+        with connect_from(self.port, "127.0.0.1") as s:
             s.sendall(b"GET /status HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
-            body = read_response(s)[2]
+            body = read_until_close(s)[2]
         return int(body.split("Active connections:")[1].split()[0])
 
     def test_a_delayed_request_ends_when_its_client_leaves(self):
@@ -158,7 +157,7 @@ class DelayedClientLeavesTest(ServerTestCase):
         self.assertEqual(request_with(self.port, "/", "127.0.74.1", "a.test", "")[0], 200)
         waiting = []
         for _ in range(10):
-            s = open_from(self.port, "127.0.74.1")
+            s = connect_from(self.port, "127.0.74.1")
             s.sendall(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
             waiting.append(s)
         deadline = time.monotonic() + 5
