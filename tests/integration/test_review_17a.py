@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Review of issue 17's real client and Basic authentication, as attacked:
-the loops answer while bcrypt checks are queued, and a stop ends within
+a client's broken Forwarded element, to which a trusted proxy appends its
+own, must not make the proxy the client (and pass its allow_from); the loops answer while bcrypt checks are queued, and a stop ends within
 shutdown_timeout however many are.
 
     test_review_17a.py WEFT_BINARY
@@ -107,6 +108,66 @@ class PasswordChecksUnderFlood(unittest.TestCase):
         weft.wait(60)
         self.assertLess(time.monotonic() - started, 6.0,
                         "SIGTERM waited for the queued password checks")
+
+
+TRUSTED = "127.0.0.2"
+
+FORWARDED_CONF = """\
+real_ip_from = 127.0.0.2
+real_ip_header = Forwarded
+listener 127.0.0.1:{port}
+site {
+    response / {
+        body = open
+    }
+    response /internal {
+        allow_from = 127.0.0.2
+        deny_from = all
+        body = internal
+    }
+}
+"""
+
+
+def status_from(port, source, path, *fields):
+    with socket.socket() as s:
+        s.settimeout(10)
+        s.bind((source, 0))
+        s.connect(("127.0.0.1", port))
+        head = f"GET {path} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n"
+        s.sendall((head + "".join(f + "\r\n" for f in fields) + "\r\n").encode("latin-1"))
+        return s.recv(64)[9:12]
+
+
+class ABrokenForwardedElementBeforeTheProxys(unittest.TestCase):
+    """The trusted proxy (127.0.0.2, which its own allow_from lets in, as an
+    internal network would) forwards for 203.0.113.9, appending an element
+    to the Forwarded field the client sent, in the same field or its own."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="weft-review17a-")
+        cls.weft = Weft(cls.dir, FORWARDED_CONF, port=free_port())
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.weft.kill()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def test_the_proxy_itself_is_let_in(self):
+        self.assertEqual(status_from(self.weft.port, TRUSTED, "/internal"), b"200")
+        self.assertEqual(status_from(self.weft.port, TRUSTED, "/internal",
+                                     "Forwarded: for=203.0.113.9"), b"403")
+
+    def test_the_client_the_proxy_names_is_still_the_client(self):
+        for fields in (['Forwarded: for="x, for=203.0.113.9'],
+                       ['Forwarded: garbage(, for=203.0.113.9'],
+                       ['Forwarded: for=1.2.3.4;for=5.6.7.8, for="203.0.113.9"'],
+                       ['Forwarded: for="x', 'Forwarded: for=203.0.113.9'],
+                       ['Forwarded: for=127.0.0.2 junk', 'Forwarded: for=203.0.113.9']):
+            with self.subTest(fields=fields):
+                self.assertEqual(status_from(self.weft.port, TRUSTED, "/internal", *fields),
+                                 b"403")
 
 
 if __name__ == "__main__":
