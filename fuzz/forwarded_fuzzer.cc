@@ -45,9 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }();
 
     ForwardedChain chain;
-    bool valid = true;
-    for (std::string_view field : fields) valid = valid && chain.add(header, field);
-    if (!valid) return 0;
+    for (std::string_view field : fields) chain.add(header, field);
     check(chain.size() <= ForwardedChain::kMaxNodes);
     for (std::size_t i = 0; i < chain.size(); ++i) {
         const ForwardedNode& node = chain.nearest(i);
@@ -77,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::string joined;
         for (std::string_view field : fields) (joined += field) += ',';
         ForwardedChain one;
-        check(one.add(header, joined));
+        one.add(header, joined);
         check(one.size() == chain.size());
         for (std::size_t i = 0; i < chain.size(); ++i)
             check(one.nearest(i).named == chain.nearest(i).named &&

@@ -35,11 +35,10 @@ std::string node_text(const ForwardedNode& node) {
     return out;
 }
 
-// The chain's hops, farthest first; "malformed" if a field was.
+// The chain's hops, farthest first.
 std::string chain_of(ForwardingHeader header, const std::vector<std::string_view>& fields) {
     ForwardedChain chain;
-    for (std::string_view field : fields)
-        if (!chain.add(header, field)) return "malformed";
+    for (std::string_view field : fields) chain.add(header, field);
     std::string out;
     for (std::size_t i = chain.size(); i-- > 0;) {
         if (!out.empty()) out += " ";
@@ -60,8 +59,7 @@ std::string xff(std::string_view value) {
 std::string client(ForwardingHeader header, const std::vector<std::string_view>& fields,
                    std::string_view trusted = "10.0.0.0/8 ::1") {
     ForwardedChain chain;
-    for (std::string_view field : fields)
-        if (!chain.add(header, field)) return "peer";
+    for (std::string_view field : fields) chain.add(header, field);
     const ForwardedNode node = pick_client(chain, proxies(trusted));
     return node.named ? node_text(node) : "peer";
 }
@@ -120,12 +118,19 @@ TEST_CASE("Forwarded: quoting, case, empty elements, lenient OWS", "[forwarded]"
     CHECK(forwarded("host=\"a,b;c\";for=192.0.2.1") == "192.0.2.1"); // , and ; quoted
 }
 
-TEST_CASE("Forwarded: what breaks the grammar is malformed", "[forwarded]") {
+TEST_CASE("Forwarded: an element that breaks the grammar is an unnamed hop", "[forwarded]") {
     for (const char* bad :
          {"for", "for=", "for =192.0.2.1", "for= 192.0.2.1", "=192.0.2.1", "for=192.0.2.1:80",
           "for=[::1]", "for=\"192.0.2.1", "for=\"a\\", "for=192.0.2.1;for=192.0.2.2",
           "for=192.0.2.1 for=192.0.2.2", "for=\"a\"b", "f(r=1", "for=\"a\x01\""})
-        CHECK(forwarded(bad) == "malformed");
+        CHECK(forwarded(bad) == "?");
+    // What follows is read from the next ',' after its start, quoted or not:
+    // the element a proxy appended to a client's broken one stays its own.
+    CHECK(forwarded("for=\"x, for=192.0.2.9") == "? 192.0.2.9");
+    CHECK(forwarded("garbage(, for=192.0.2.9") == "? 192.0.2.9");
+    CHECK(forwarded("for=\"x, for=\"[2001:db8::1]:80\"") == "? 2001:db8::1:80");
+    CHECK(forwarded("host=\"a, for=10.0.0.1\";bad, for=192.0.2.9") == "? ? 192.0.2.9");
+    CHECK(chain_of(ForwardingHeader::forwarded, {"for=\"x", "for=192.0.2.9"}) == "? 192.0.2.9");
 }
 
 TEST_CASE("X-Forwarded-For: entries, spaces, empty ones, several fields", "[forwarded]") {
@@ -161,8 +166,10 @@ TEST_CASE("the client: the nearest untrusted hop", "[forwarded]") {
     CHECK(client(H::forwarded, {"for=\"[2001:db8::17]:4711\", for=10.0.0.9"}) ==
           "2001:db8::17:4711");
     CHECK(client(H::forwarded, {"for=_hidden"}) == "peer");
-    // A malformed field anywhere: the peer.
+    // A malformed element nearest: the peer; farther, it hides nothing nearer.
     CHECK(client(H::forwarded, {"for=203.0.113.7", "for=\"10.0.0.1"}) == "peer");
+    CHECK(client(H::forwarded, {"for=\"10.0.0.1, for=203.0.113.7"}) == "203.0.113.7");
+    CHECK(client(H::forwarded, {"for=\"10.0.0.1", "for=203.0.113.7"}) == "203.0.113.7");
     CHECK(client(H::x_real_ip, {"203.0.113.7"}) == "203.0.113.7");
     CHECK(client(H::x_real_ip, {"10.0.0.5"}) == "10.0.0.5");
 }

@@ -110,12 +110,12 @@ ForwardedNode parse_node(std::string_view text) {
     return node;
 }
 
-bool ForwardedChain::add(ForwardingHeader header, std::string_view value) {
+void ForwardedChain::add(ForwardingHeader header, std::string_view value) {
     if (header == ForwardingHeader::forwarded) return add_forwarded(value);
     if (header == ForwardingHeader::x_real_ip) {
         value = trimmed(value);
         if (!value.empty()) push(parse_node(value));
-        return true;
+        return;
     }
     // X-Forwarded-For: a list of nodes; empty entries (", ,") are none.
     while (!value.empty()) {
@@ -125,82 +125,100 @@ bool ForwardedChain::add(ForwardingHeader header, std::string_view value) {
         if (comma == std::string_view::npos) break;
         value.remove_prefix(comma + 1);
     }
-    return true;
 }
 
-bool ForwardedChain::add_forwarded(std::string_view value) {
-    // RFC 7239 §4:
-    //   Forwarded         = 1#forwarded-element
-    //   forwarded-element = [ forwarded-pair ] *( ";" [ forwarded-pair ] )
-    //   forwarded-pair    = token "=" value
-    //   value             = token / quoted-string
-    // OWS is taken around ',' (the list rule) and, leniently, around ';'.
-    // An element without pairs (",,") is no hop; one without `for` is an
-    // unnamed hop; a parameter twice in an element is malformed.
+namespace {
+
+// One element of a Forwarded field from `p` up to its ',' (or `end`, where
+// `p` then stands): its node (unnamed without `for`) and whether it had a
+// pair; false when it breaks the grammar.
+//   forwarded-element = [ forwarded-pair ] *( ";" [ forwarded-pair ] )
+//   forwarded-pair    = token "=" value
+//   value             = token / quoted-string
+// OWS is taken around ';', leniently; a parameter twice is malformed.
+bool parse_element(const char*& p, const char* end, ForwardedNode& node, bool& any_pair) {
+    bool has_for = false;
+    for (;;) {
+        while (p < end && is_ows(*p)) ++p;
+        if (p == end || *p == ',' || *p == ';') {
+            // An empty pair; what ends it comes next.
+        } else {
+            const char* name_start = p;
+            while (p < end && is_token_char(*p)) ++p;
+            const std::string_view name(name_start, static_cast<std::size_t>(p - name_start));
+            if (name.empty() || p == end || *p != '=') return false;
+            ++p;
+            // Unescaped into `text` (a node longer than it names nobody).
+            char text[64];
+            std::size_t length = 0;
+            bool too_long = false;
+            if (p < end && *p == '"') {
+                ++p;
+                for (;;) {
+                    if (p == end) return false;
+                    char c = *p++;
+                    if (c == '"') break;
+                    if (c == '\\') {
+                        if (p == end) return false;
+                        c = *p++;
+                    }
+                    const auto u = static_cast<unsigned char>(c);
+                    if ((u < 0x20 && c != '\t') || u == 0x7f) return false;
+                    if (length < sizeof text)
+                        text[length++] = c;
+                    else
+                        too_long = true;
+                }
+            } else {
+                const char* start = p;
+                while (p < end && is_token_char(*p)) ++p;
+                if (p == start) return false;
+                length = static_cast<std::size_t>(p - start);
+                if (length > sizeof text) {
+                    too_long = true;
+                    length = sizeof text;
+                }
+                std::memcpy(text, start, length);
+            }
+            any_pair = true;
+            if (is_for(name)) {
+                if (has_for) return false;
+                has_for = true;
+                if (!too_long) node = parse_node({text, length});
+            }
+            while (p < end && is_ows(*p)) ++p;
+        }
+        if (p == end || *p == ',') return true;
+        if (*p != ';') return false;
+        ++p;
+    }
+}
+
+} // namespace
+
+void ForwardedChain::add_forwarded(std::string_view value) {
+    // RFC 7239 §4: Forwarded = 1#forwarded-element, OWS around each ','. An
+    // element without pairs (",,") is no hop; one without `for` is an
+    // unnamed hop, and so is one that breaks the grammar: what follows it is
+    // read from the first ',' after its start, quoted or not. A proxy
+    // appends its element to what the client sent, so a client's broken
+    // element (an unclosed quote swallows the rest) must not hide the
+    // proxy's: the whole field unread, the proxy would be the client.
     const char* p = value.data();
     const char* const end = p + value.size();
     while (p < end) {
-        bool any_pair = false;
-        bool has_for = false;
+        const char* const start = p;
         ForwardedNode node;
-        for (;;) {
-            while (p < end && is_ows(*p)) ++p;
-            if (p == end || *p == ',' || *p == ';') {
-                // An empty pair; what ends it comes next.
-            } else {
-                const char* name_start = p;
-                while (p < end && is_token_char(*p)) ++p;
-                const std::string_view name(name_start, static_cast<std::size_t>(p - name_start));
-                if (name.empty() || p == end || *p != '=') return false;
-                ++p;
-                // Unescaped into `text` (a node longer than it names nobody).
-                char text[64];
-                std::size_t length = 0;
-                bool too_long = false;
-                if (p < end && *p == '"') {
-                    ++p;
-                    for (;;) {
-                        if (p == end) return false;
-                        char c = *p++;
-                        if (c == '"') break;
-                        if (c == '\\') {
-                            if (p == end) return false;
-                            c = *p++;
-                        }
-                        const auto u = static_cast<unsigned char>(c);
-                        if ((u < 0x20 && c != '\t') || u == 0x7f) return false;
-                        if (length < sizeof text)
-                            text[length++] = c;
-                        else
-                            too_long = true;
-                    }
-                } else {
-                    const char* start = p;
-                    while (p < end && is_token_char(*p)) ++p;
-                    if (p == start) return false;
-                    length = static_cast<std::size_t>(p - start);
-                    if (length > sizeof text) {
-                        too_long = true;
-                        length = sizeof text;
-                    }
-                    std::memcpy(text, start, length);
-                }
-                any_pair = true;
-                if (is_for(name)) {
-                    if (has_for) return false;
-                    has_for = true;
-                    if (!too_long) node = parse_node({text, length});
-                }
-                while (p < end && is_ows(*p)) ++p;
-            }
-            if (p == end || *p == ',') break;
-            if (*p != ';') return false;
-            ++p;
+        bool any_pair = false;
+        if (!parse_element(p, end, node, any_pair)) {
+            push(ForwardedNode{});
+            const void* comma = std::memchr(start, ',', static_cast<std::size_t>(end - start));
+            p = comma ? static_cast<const char*>(comma) : end;
+        } else if (any_pair) {
+            push(node);
         }
-        if (any_pair) push(node);
         if (p < end) ++p; // the ','
     }
-    return true;
 }
 
 bool trusts(const AccessRules& proxies, const IpAddress& address) {
@@ -249,24 +267,20 @@ bool find_forwarded_client(const Request& request, ForwardingHeader header,
     out = ForwardedClient{};
     const std::string_view name = header_name(header);
     ForwardedChain chain;
-    bool valid = true;
     std::string_view proto;
     for (std::size_t i = 0; i < request.header_count; ++i) {
         const Header& field = request.headers[i];
-        if (valid && ascii::equals_ignoring_case(field.name, name))
-            valid = chain.add(header, field.value);
+        if (ascii::equals_ignoring_case(field.name, name))
+            chain.add(header, field.value);
         else if (ascii::equals_ignoring_case(field.name, "X-Forwarded-Proto"))
             proto = field.value;
     }
-    if (valid) {
-        const ForwardedNode client = pick_client(chain, proxies);
-        if (client.named) {
-            out.named = true;
-            out.address = client.address;
-            address_text(client.address, out.text);
-            if (client.port)
-                *std::to_chars(out.port_text, out.port_text + 5, client.port).ptr = '\0';
-        }
+    const ForwardedNode client = pick_client(chain, proxies);
+    if (client.named) {
+        out.named = true;
+        out.address = client.address;
+        address_text(client.address, out.text);
+        if (client.port) *std::to_chars(out.port_text, out.port_text + 5, client.port).ptr = '\0';
     }
     // The nearest proxy's entry: the last field's rightmost.
     const std::size_t comma = proto.rfind(',');

@@ -12,11 +12,10 @@
 // obfuscated `_identifiers`, a Forwarded element without for=) stops the
 // walk: the client is the last address passed, the peer when none was (as
 // nginx does for an entry it cannot parse). Several fields of the header
-// are one list, in order. A Forwarded field that breaks RFC 7239's grammar
-// names nobody: the peer stays the client (never a 400: the header is the
-// proxy's, not the client's). Ports (`10.0.0.1:8080`, `[::1]:80`,
-// Forwarded's node-port) are kept for REMOTE_PORT; an obfuscated port is
-// none.
+// are one list, in order. A Forwarded element that breaks RFC 7239's
+// grammar is an unnamed hop, and the elements after it are still read
+// (never a 400): a proxy appends its own to what the client sent. Ports (`10.0.0.1:8080`,
+// `[::1]:80`, Forwarded's node-port) are kept for REMOTE_PORT; an obfuscated port is none.
 //
 // X-Forwarded-Proto from a trusted peer says the scheme: https when its
 // nearest (rightmost) entry is `https`, case-insensitively.
@@ -53,10 +52,8 @@ class ForwardedChain {
 public:
     static constexpr std::size_t kMaxNodes = 32;
 
-    // Appends one field value's hops; false when it is malformed (Forwarded
-    // only: an X-Forwarded-For entry that is not an address is an unnamed
-    // hop), and the chain is then not to be used.
-    bool add(ForwardingHeader header, std::string_view value);
+    // Appends one field value's hops.
+    void add(ForwardingHeader header, std::string_view value);
 
     // How many hops are kept, and the i-th nearest (0: the rightmost).
     std::size_t size() const { return total_ < kMaxNodes ? total_ : kMaxNodes; }
@@ -66,7 +63,7 @@ public:
 
 private:
     void push(const ForwardedNode& node) { nodes_[total_++ % kMaxNodes] = node; }
-    bool add_forwarded(std::string_view value);
+    void add_forwarded(std::string_view value);
 
     ForwardedNode nodes_[kMaxNodes];
     std::size_t total_ = 0;
