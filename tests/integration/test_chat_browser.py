@@ -16,7 +16,6 @@ script added to its site.
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from http_support import Weft, free_port  # noqa: E402
 from php_support import PhpFpm, require_php_fpm  # noqa: E402
-from test_status_page import chromium, install_puppeteer  # noqa: E402
+from test_status_page import require_browser  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.realpath(os.path.join(HERE, "..", ".."))
@@ -71,15 +70,8 @@ def chat_conf(port):
 class ChatInChromium(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.chromium = chromium()
-        if not cls.chromium:
-            raise unittest.SkipTest("chromium is not installed (.ci/install-deps installs it)")
-        if not shutil.which("node") or not shutil.which("npm"):
-            raise unittest.SkipTest("node and npm are not installed (.ci/install-deps)")
         require_php_fpm()
-        build_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.dirname(
-            os.path.abspath(sys.argv[1]))
-        cls.node_path = install_puppeteer(build_dir)
+        cls.chromium, cls.node_path = require_browser()
         cls.tmp = tempfile.TemporaryDirectory()
         cls.dir = os.path.realpath(cls.tmp.name)
         cls.functions = doc_publish_functions()

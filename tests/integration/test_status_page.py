@@ -69,17 +69,24 @@ def install_puppeteer(build_dir):
     return modules
 
 
+def require_browser():
+    """(Chromium's path, NODE_PATH for puppeteer-core), installed into the
+    BUILD_DIR of the command line (else the binary's directory); raises
+    SkipTest saying what is missing. test_chat_browser.py uses it too."""
+    path = chromium()
+    if not path:
+        raise unittest.SkipTest("chromium is not installed (.ci/install-deps installs it)")
+    if not shutil.which("node") or not shutil.which("npm"):
+        raise unittest.SkipTest("node and npm are not installed (.ci/install-deps)")
+    build_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.dirname(
+        os.path.abspath(sys.argv[1]))
+    return path, install_puppeteer(build_dir)
+
+
 class StatusPage(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.chromium = chromium()
-        if not cls.chromium:
-            raise unittest.SkipTest("chromium is not installed (.ci/install-deps installs it)")
-        if not shutil.which("node") or not shutil.which("npm"):
-            raise unittest.SkipTest("node and npm are not installed (.ci/install-deps)")
-        build_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.dirname(
-            os.path.abspath(sys.argv[1]))
-        cls.node_path = install_puppeteer(build_dir)
+        cls.chromium, cls.node_path = require_browser()
         cls.tmp = tempfile.TemporaryDirectory()
         cls.dir = os.path.realpath(cls.tmp.name)
         cls.weft = Weft(cls.dir, CONF)
