@@ -112,8 +112,8 @@ TEST_CASE("history keeps the last N for late joiners, after Last-Event-ID", "[pu
     CHECK(all.seen_through == ids[4]);
 
     Joined resumed;
-    resumed.topic = space.subscribe("room", *hub, limits, ids[3], resumed.history,
-                                    resumed.seen_through);
+    resumed.topic =
+        space.subscribe("room", *hub, limits, ids[3], resumed.history, resumed.seen_through);
     REQUIRE(resumed.history.size() == 1);
     CHECK(resumed.history[0]->id() == ids[4]);
     CHECK(resumed.topic == all.topic);
@@ -142,8 +142,7 @@ TEST_CASE("a topic without subscribers or history is dropped", "[pubsub]") {
     CHECK(space.topic_count() == 0);
 }
 
-TEST_CASE("at max_topics the least recently used idle topic goes; all busy: refused",
-          "[pubsub]") {
+TEST_CASE("at max_topics the least recently used idle topic goes; all busy: refused", "[pubsub]") {
     Space fixture;
     TopicSpace& space = *fixture.space;
     const Limits limits{1, 3};
@@ -205,4 +204,3 @@ TEST_CASE("a reloaded handler with the same site and route takes the same space"
     auto fresh = space_for("site /live");
     CHECK(fresh);
 }
-

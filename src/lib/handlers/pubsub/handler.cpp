@@ -104,8 +104,7 @@ bool is_local(const IpAddress& address) {
 bool same_secret(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
     unsigned char differ = 0;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        differ |= static_cast<unsigned char>(a[i] ^ b[i]);
+    for (std::size_t i = 0; i < a.size(); ++i) differ |= static_cast<unsigned char>(a[i] ^ b[i]);
     return differ == 0;
 }
 
@@ -132,7 +131,8 @@ std::string PubsubHandler::describe() const {
 }
 
 void PubsubHandler::serve(http::Exchange& exchange) const {
-    std::string_view rest = exchange.path().substr(std::min(prefix().size(), exchange.path().size()));
+    std::string_view rest =
+        exchange.path().substr(std::min(prefix().size(), exchange.path().size()));
     if (!rest.empty() && rest.front() == '/') rest.remove_prefix(1);
     const std::optional<std::string_view> topic = pubsub::topic_of(rest);
     if (!topic) {
@@ -187,10 +187,10 @@ void PubsubHandler::subscribe_websocket(http::Exchange& exchange, std::string_vi
 
     Loop& loop = *Loop::current();
     pubsub::LoopHub& hub = space_->hub(loop);
-    auto* session = new pubsub::Session(pubsub::Session::Kind::websocket, exchange.client_fd(),
-                                        space_, hub, settings_.session);
+    // Subscribed before the 101 goes: what is published meanwhile is queued.
+    auto session = std::make_unique<pubsub::Session>(
+        pubsub::Session::Kind::websocket, exchange.client_fd(), space_, hub, settings_.session);
     if (!session->join(topic, 0)) {
-        delete session;
         exchange.send_error(503, "Too many topics.");
         return;
     }
@@ -198,21 +198,17 @@ void PubsubHandler::subscribe_websocket(http::Exchange& exchange, std::string_vi
     exchange.header("Sec-WebSocket-Accept", {accept.data(), accept.size()});
     if (!protocol.empty()) exchange.header("Sec-WebSocket-Protocol", protocol);
     http::HandOver over;
-    if (exchange.switch_protocols("websocket", over) != 0) {
-        delete session;
-        return;
-    }
+    if (exchange.switch_protocols("websocket", over) != 0) return;
     session->set_received(over.received);
-    exchange.detach(session);
+    exchange.detach(session.release());
 }
 
 void PubsubHandler::subscribe_sse(http::Exchange& exchange, std::string_view topic) const {
     Loop& loop = *Loop::current();
     pubsub::LoopHub& hub = space_->hub(loop);
-    auto* session = new pubsub::Session(pubsub::Session::Kind::sse, exchange.client_fd(), space_,
-                                        hub, settings_.session);
+    auto session = std::make_unique<pubsub::Session>(
+        pubsub::Session::Kind::sse, exchange.client_fd(), space_, hub, settings_.session);
     if (!session->join(topic, last_event_id(exchange.request()))) {
-        delete session;
         exchange.send_error(503, "Too many topics.");
         return;
     }
@@ -220,11 +216,8 @@ void PubsubHandler::subscribe_sse(http::Exchange& exchange, std::string_view top
     exchange.header("Cache-Control", "no-cache");
     exchange.header("X-Accel-Buffering", "no");
     http::HandOver over;
-    if (exchange.stream_to_close(over) != 0) {
-        delete session;
-        return;
-    }
-    exchange.detach(session);
+    if (exchange.stream_to_close(over) != 0) return;
+    exchange.detach(session.release());
 }
 
 bool PubsubHandler::may_publish(http::Exchange& exchange) const {
@@ -289,8 +282,7 @@ void PubsubHandler::publish(http::Exchange& exchange, std::string_view topic) co
 
     Loop& loop = *Loop::current();
     pubsub::TopicSpace::Published published;
-    if (!space_->publish(topic, message, settings_.session.limits, &space_->hub(loop),
-                         published)) {
+    if (!space_->publish(topic, message, settings_.session.limits, &space_->hub(loop), published)) {
         exchange.send_error(503, "Too many topics.");
         return;
     }

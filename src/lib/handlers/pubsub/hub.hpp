@@ -65,8 +65,9 @@ public:
 
     // Sessions alive on this loop (subscribed or closing), for the stop.
     std::size_t sessions() const { return sessions_; }
-    void count_session(int delta) { sessions_ = static_cast<std::size_t>(
-                                        static_cast<std::ptrdiff_t>(sessions_) + delta); }
+    void count_session(int delta) {
+        sessions_ = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(sessions_) + delta);
+    }
 
     // 16 KiB the loop's sessions read into (what they keep is copied out).
     std::uint8_t* scratch();
@@ -86,9 +87,9 @@ private:
     TopicSpace& space_;
     Loop& loop_;
     std::mutex inbox_mutex_;
-    std::vector<Delivery> inbox_;  // guarded by inbox_mutex_
-    bool drain_pending_ = false;   // guarded: a drain will come (posted, or the publisher's)
-    std::vector<Delivery> taken_;  // the batch being handed out (loop thread)
+    std::vector<Delivery> inbox_; // guarded by inbox_mutex_
+    bool drain_pending_ = false;  // guarded: a drain will come (posted, or the publisher's)
+    std::vector<Delivery> taken_; // the batch being handed out (loop thread)
     std::unordered_map<std::uint64_t, Session*> topics_; // serial -> its sessions, linked
     std::vector<Session*> dirty_;
     std::vector<Session*> flushing_;

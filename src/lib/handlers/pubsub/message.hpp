@@ -31,9 +31,7 @@ public:
     std::string_view websocket() const { return frame_; }
     // `id: N`, each line of the body as `data: ...` (lines end at \n, \r\n
     // or \r), then an empty line.
-    std::string_view sse() const {
-        return std::string_view(sse_).substr(sse_start_);
-    }
+    std::string_view sse() const { return std::string_view(sse_).substr(sse_start_); }
     // The body as published.
     std::string_view body() const { return std::string_view(frame_).substr(header_size_); }
 

@@ -157,8 +157,7 @@ bool Session::on_control(const ws::FrameReader::Step& step) {
     switch (step.opcode) {
     case ws::Opcode::ping:
         if (state_ == State::open && !push_control(ws::Opcode::pong, step.payload))
-            close_with(ws::CloseCode::policy_violation, "send queue full", 1008,
-                       "send queue full");
+            close_with(ws::CloseCode::policy_violation, "send queue full", 1008, "send queue full");
         send_soon();
         return true;
     case ws::Opcode::close: {
@@ -181,9 +180,9 @@ bool Session::on_control(const ws::FrameReader::Step& step) {
         note_code_ = code;
         note_ = "closed by client";
         leave();
-        drop_queue(true);
-        push_control(ws::Opcode::close, step.payload.first(std::min<std::size_t>(
-                                            step.payload.size(), 2)));
+        // What is queued goes first (a pong it asked for among it): bounded.
+        push_control(ws::Opcode::close,
+                     step.payload.first(std::min<std::size_t>(step.payload.size(), 2)));
         arm(kCloseWaitMs);
         send_soon();
         return true;
@@ -207,7 +206,8 @@ bool Session::on_data(const ws::FrameReader::Step& step) {
     case ws::MessageStatus::fail: {
         const ws::CloseCode code = assembly_->assembler.error();
         assembly_.reset();
-        close_with(code, code == ws::CloseCode::message_too_big ? "message too big" : "invalid utf-8",
+        close_with(code,
+                   code == ws::CloseCode::message_too_big ? "message too big" : "invalid utf-8",
                    static_cast<std::uint16_t>(code),
                    code == ws::CloseCode::message_too_big ? "message too big" : "invalid utf-8");
         return true;
@@ -320,8 +320,14 @@ void Session::flush() {
     }
     // A burst's room goes back; a steady stream keeps its few entries.
     if (queue_.capacity() > 64) queue_.shrink_to_fit();
-    if (state_ == State::closing && (peer_closed_ || kind_ == Kind::sse))
-        finish(note_code_, note_);
+    if (state_ == State::closing) {
+        if (peer_closed_ || kind_ == Kind::sse) {
+            finish(note_code_, note_);
+            return;
+        }
+        // Ours is out: the client has 2 s to answer it.
+        arm(kCloseWaitMs);
+    }
 }
 
 void Session::release(Entry& entry) {

@@ -83,17 +83,16 @@ public:
     bool publish(std::string_view name, const std::shared_ptr<Message>& message,
                  const Limits& limits, LoopHub* here, Published& out);
     // The same for a subscriber's topic (clients_publish).
-    Published publish(Topic& topic, const std::shared_ptr<Message>& message,
-                      const Limits& limits, LoopHub* here);
+    Published publish(Topic& topic, const std::shared_ptr<Message>& message, const Limits& limits,
+                      LoopHub* here);
 
     // Counts a subscriber of `name` on `hub`'s loop (making the topic);
     // `history` gets the kept messages with an id above `after`, and
     // `seen_through` the topic's last id: deliveries at or below it are in
     // that history or older, and must be skipped. nullptr when max_topics
     // topics all have subscribers.
-    Topic* subscribe(std::string_view name, LoopHub& hub, const Limits& limits,
-                     std::uint64_t after, std::vector<MessagePtr>& history,
-                     std::uint64_t& seen_through);
+    Topic* subscribe(std::string_view name, LoopHub& hub, const Limits& limits, std::uint64_t after,
+                     std::vector<MessagePtr>& history, std::uint64_t& seen_through);
     void unsubscribe(Topic& topic, LoopHub& hub);
 
     std::size_t topic_count();
