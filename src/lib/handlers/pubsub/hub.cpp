@@ -88,6 +88,10 @@ void LoopHub::mark_dirty(Session& session) {
     dirty_.push_back(&session);
     if (flush_scheduled_) return;
     flush_scheduled_ = true;
+    // The space (and this hub) must outlive the flush: its last session may
+    // end this tick, and a reload free its handler. Held here rather than
+    // in the call, whose std::function would then allocate each tick.
+    flush_hold_ = space_.shared_from_this();
     loop_.defer([this] { flush_dirty(); });
 }
 
@@ -99,6 +103,8 @@ void LoopHub::forget(Session& session) {
 }
 
 void LoopHub::flush_dirty() {
+    // Let go of last, when nothing of this hub is touched any more.
+    const std::shared_ptr<TopicSpace> hold = std::move(flush_hold_);
     flush_scheduled_ = false;
     flushing_.swap(dirty_);
     for (std::size_t i = 0; i < flushing_.size(); ++i) {

@@ -94,6 +94,7 @@ private:
     std::vector<Session*> dirty_;
     std::vector<Session*> flushing_;
     bool flush_scheduled_ = false;
+    std::shared_ptr<TopicSpace> flush_hold_; // while a flush is scheduled
     std::size_t sessions_ = 0;
     std::unique_ptr<std::uint8_t[]> scratch_;
 };
