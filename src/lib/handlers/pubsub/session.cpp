@@ -70,7 +70,10 @@ bool Session::join(std::string_view name, std::uint64_t after) {
 
 void Session::start(std::unique_ptr<http::SessionLog> log) {
     log_ = std::move(log);
-    hub_.loop().watch_fd(fd_, watch_.watcher, kReadable | kWritable);
+    if (hub_.loop().watch_fd(fd_, watch_.watcher, kReadable | kWritable) == 0) return;
+    // Not watched: the loop closes the fd, and nothing is ours.
+    if (log_) log_->write(kind_ == Kind::websocket ? 101 : 200, 0, "not watched");
+    delete this;
 }
 
 void Session::on_ready(FdWatcher& watcher, std::uint8_t ready) {
@@ -90,10 +93,14 @@ void Session::ready(std::uint8_t ready) {
             return;
         }
         if (hub_.loop().stopping()) {
-            stop();
-            return;
+            if (kind_ == Kind::sse) {
+                finish(0, "sse server stopping");
+                return;
+            }
+            stop(); // the close frame goes below, with what is queued
+        } else if (state_ == State::open && settings_.ping_ms) {
+            arm(settings_.ping_ms);
         }
-        if (state_ == State::open && settings_.ping_ms) arm(settings_.ping_ms);
         if (!received_.empty()) {
             std::string bytes = std::move(received_);
             received_ = {};
