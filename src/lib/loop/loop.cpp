@@ -443,14 +443,14 @@ void Loop::end_task(Task* task, std::int64_t result) {
     FdEntry& entry = table_[fd];
     entry.task = nullptr;
     entry.waiting = 0;
-    if (yield_op(result) == static_cast<std::uint32_t>(Op::detach)) [[unlikely]] {
-        detach_connection(fd);
-        return;
-    }
     const bool parks = finished && yield_op(result) == static_cast<std::uint32_t>(Op::want_read) &&
                        !stopping_ && !(entry.ready & kHungUp);
     if (!parks) {
-        close_connection(fd);
+        if (yield_op(result) == static_cast<std::uint32_t>(Op::detach)) {
+            detach_connection(fd);
+        } else {
+            close_connection(fd);
+        }
         return;
     }
     // Parked: no coroutine until bytes arrive, or now if they already have;
