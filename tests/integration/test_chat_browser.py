@@ -5,7 +5,8 @@ typed into one chat page appears in the other, markup shows as text, a page
 joining late sees both from the history; and the room's events page
 (EventSource) shows what a PHP script, running in a real php-fpm8.2 behind
 the same weft, publishes with each of docs/pubsub.md's publish() functions,
-taken from the doc as they are.
+taken from the doc as they are; when Chromium has gone, each session's
+access-log line says how it ended.
 
 weft runs conf/chat.conf itself (its ${VARS} pointing at a free port and at
 conf/chat/) with threads = 2 in front and a fastcgi handler for the PHP
@@ -22,7 +23,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import Weft, free_port  # noqa: E402
+from http_support import Weft, free_port, wait_for  # noqa: E402
 from php_support import PhpFpm, require_php_fpm  # noqa: E402
 from test_status_page import require_browser  # noqa: E402
 
@@ -160,6 +161,15 @@ class ChatInChromium(unittest.TestCase):
         # The chat pages get PHP's messages too.
         self.assertEqual([(m["name"], m["text"]) for m in seen["bobAfter"]][2:],
                          [("php", p["text"]) for p in php])
+
+        # Chromium is gone: each session's access-log line (chat.conf logs to
+        # stderr), written as it ended, with its status and why it ended.
+        ws = re.compile(r'"GET /live/team/a\.b HTTP/1\.1" 101 \d+ .* "ws 100[01] closed by client"$',
+                        re.M)
+        sse = re.compile(r'"GET /live/team/a\.b HTTP/1\.1" 200 \d+ .* "sse closed by client"$', re.M)
+        ended = lambda: (len(ws.findall(self.weft.stderr())), len(sse.findall(self.weft.stderr())))
+        wait_for(lambda: ended() == (3, 1), timeout=10)
+        self.assertEqual(ended(), (3, 1), self.weft.stderr()[-3000:])
 
 
 if __name__ == "__main__":
