@@ -31,14 +31,17 @@ async function main() {
         const page = await browser.newPage();
         page.on("pageerror", e => seen.pageErrors.push(String(e)));
         page.on("requestfailed", r => seen.requestsFailed.push(r.url()));
-        await page.goto(args.base + path, {waitUntil: "load", ...WAIT});
+        await page.goto(args.base + path, {waitUntil: "load", timeout: WAIT.timeout});
         await page.waitForFunction(
             () => document.getElementById("state").dataset.state === "open", WAIT);
         return page;
     };
-    const showed = (page, text) => (step = `waiting for ${JSON.stringify(text)}`, page.waitForFunction(
-        t => [...document.querySelectorAll("#log .text")].some(s => s.textContent === t), WAIT,
-        text));
+    const showed = (page, text) => {
+        step = `waiting for ${JSON.stringify(text)}`;
+        return page.waitForFunction(
+            t => [...document.querySelectorAll("#log .text")].some(s => s.textContent === t),
+            WAIT, text);
+    };
     const log = page => page.$$eval("#log li:not(.note)", items => items.map(li => {
         const part = cls => (li.querySelector(`.${cls}`) || {}).textContent || "";
         return {id: part("id"), name: part("name"), text: part("text"),
@@ -83,7 +86,7 @@ async function main() {
         seen.php = [];
         for (const {url, text} of args.php) {
             step = `fetching ${url}`;
-            const r = await fetch(url);
+            const r = await fetch(url, {signal: AbortSignal.timeout(WAIT.timeout)});
             seen.php.push({status: r.status, body: await r.text()});
             await showed(events, text);
             await showed(bob, text);
