@@ -12,7 +12,6 @@ a reload keeps subscribers; SIGTERM closes them with 1001.
 """
 import json
 import os
-import re
 import signal
 import socket
 import sys
@@ -24,8 +23,8 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from http_support import (ServerTestCase, Weft, connect_from, read,  # noqa: E402
                           read_until_close, wait_for)
-from websocket_support import (BINARY, CLOSE, PING, PONG, TEXT, Closed,  # noqa: E402
-                               EventStream, WebSocket, accept_for, close_code)
+from websocket_support import (BINARY, CLOSE, PING, PONG, TEXT, EventStream,  # noqa: E402
+                               WebSocket, accept_for, close_code)
 
 CONF = """\
 threads = 2
