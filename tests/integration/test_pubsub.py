@@ -12,7 +12,6 @@ a reload keeps subscribers; SIGTERM closes them with 1001.
 """
 import json
 import os
-import re
 import signal
 import socket
 import sys
@@ -22,9 +21,10 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import ServerTestCase, Weft, read, wait_for  # noqa: E402
-from websocket_support import (BINARY, CLOSE, PING, PONG, TEXT, Closed,  # noqa: E402
-                               EventStream, WebSocket, accept_for, close_code)
+from http_support import (ServerTestCase, Weft, connect_from, read,  # noqa: E402
+                          read_until_close, wait_for)
+from websocket_support import (BINARY, CLOSE, PING, PONG, TEXT, EventStream,  # noqa: E402
+                               WebSocket, accept_for, close_code)
 
 CONF = """\
 threads = 2
@@ -54,31 +54,15 @@ site {
 
 
 def post(port, path, body, headers=(), source=None):
-    """POSTs `body` (bytes) on a new connection; (status, headers, body)."""
-    if source:
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.bind((source, 0))
-        s.settimeout(10)
-        s.connect(("127.0.0.1", port))
-    else:
-        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    """POSTs `body` (bytes) on a new connection, from `source` if given;
+    (status, headers, body as text)."""
+    s = (connect_from(port, source) if source
+         else socket.create_connection(("127.0.0.1", port), timeout=10))
     with s:
         head = [f"POST {path} HTTP/1.1", "Host: a", f"Content-Length: {len(body)}",
                 "Connection: close", *headers]
         s.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + body)
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    head, _, rest = data.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    fields = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        fields[name.strip().lower()] = value.strip()
-    return int(lines[0].split()[1]), fields, rest
+        return read_until_close(s)
 
 
 def publish(port, topic, body):
@@ -89,21 +73,11 @@ def publish(port, topic, body):
 
 
 def request(port, text):
-    """Sends a raw request; the response's status and head fields."""
+    """Sends a raw request that closes its connection; status and fields."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         s.sendall(text.encode())
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    head = data.partition(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
-    fields = {}
-    for line in head[1:]:
-        name, _, value = line.partition(":")
-        fields[name.strip().lower()] = value.strip()
-    return int(head[0].split()[1]), fields
+        status, fields, _ = read_until_close(s)
+    return status, fields
 
 
 class PubsubTest(ServerTestCase):

@@ -25,6 +25,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -114,6 +115,15 @@ struct Bench {
         clients.push_back(fd[1]);
         return fd[1];
     }
+    // On the loop, before it stops: the clients hang up and their sessions
+    // end (a session waiting for a close past the loop's end would be left).
+    void hang_up() {
+        for (int& fd : clients) {
+            ::close(fd);
+            fd = -1;
+        }
+        weft::io::sleep(5);
+    }
     TopicSpace::Published publish(std::string_view topic, std::string_view body) {
         TopicSpace::Published published;
         space->publish(topic, Message::make(body, true), settings.limits, hub, published);
@@ -146,6 +156,7 @@ TEST_CASE("a publish reaches each subscriber once, in order, after the history",
         sse_got = read_now(sse);
         resumed_got = read_now(resumed);
         other_got = read_now(other);
+        bench.hang_up();
         bench.loop.stop(0ms);
     });
     bench.loop.run();
@@ -191,6 +202,7 @@ TEST_CASE("a delivery allocates nothing per subscriber", "[pubsub]") {
             weft::io::sleep(2); // the flush
             counted = test::allocations.load() - before;
             for (int fd : bench.clients) read_now(fd);
+            bench.hang_up();
             bench.loop.stop(0ms);
         });
         bench.loop.run();
@@ -224,6 +236,7 @@ TEST_CASE("a subscriber that does not read is closed with 1008; the others get e
             slow_got += read_now(slow);
             weft::io::sleep(2);
         }
+        bench.hang_up();
         bench.loop.stop(0ms);
     });
     bench.loop.run();
@@ -248,6 +261,7 @@ TEST_CASE("a ping is answered, a close echoed, then the fd closes", "[pubsub]") 
         got = read_now(client);
         char byte;
         closed = ::recv(client, &byte, 1, MSG_DONTWAIT) == 0;
+        bench.hang_up();
         bench.loop.stop(0ms);
     });
     bench.loop.run();
@@ -283,6 +297,7 @@ TEST_CASE("clients_publish: a subscriber's message goes to its topic; without, 1
         listener_got = read_now(listener);
         talker_got = read_now(talker);
         muted_got = read_now(muted);
+        bench.hang_up();
         bench.loop.stop(0ms);
     });
     bench.loop.run();
@@ -330,4 +345,81 @@ TEST_CASE("a loop's stop closes its subscribers with 1001 and waits for their cl
     CHECK(frames[0].payload.substr(0, 2) == "\x03\xe9"); // 1001
     CHECK(sse_ended);
     CHECK(bench.hub->sessions() == 0);
+}
+
+TEST_CASE("publishes on two loops reach both loops' subscribers once, in id order", "[pubsub]") {
+    auto space = std::make_shared<TopicSpace>();
+    weft::FdTable table{4096};
+    Loop one{table, 0};
+    Loop two{table, 1};
+    REQUIRE(one.open() == 0);
+    REQUIRE(two.open() == 0);
+    LoopHub& hub_one = space->hub(one);
+    LoopHub& hub_two = space->hub(two);
+    SessionSettings settings;
+    settings.ping_ms = 0;
+    settings.limits = {0, 100};
+    std::vector<int> clients; // [0, 2) on loop one, [2, 4) on loop two; SSE: ids visible
+    for (LoopHub* hub : {&hub_one, &hub_one, &hub_two, &hub_two}) {
+        int fd[2];
+        REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fd) == 0);
+        const int size = 1 << 20;
+        setsockopt(fd[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+        auto* session = new Session(Session::Kind::sse, fd[0], space, *hub, settings);
+        REQUIRE(session->join("t", 0));
+        session->start(nullptr);
+        clients.push_back(fd[1]);
+    }
+    constexpr int kEach = 200;
+    auto publisher = [&](Loop& loop, LoopHub& hub, char tag) {
+        loop.spawn([&, tag] {
+            weft::io::sleep(5);
+            for (int i = 0; i < kEach; ++i) {
+                TopicSpace::Published published;
+                space->publish("t", Message::make(std::string(1, tag) + std::to_string(i), true),
+                               settings.limits, &hub, published);
+                if (i % 20 == 0) weft::io::sleep(1);
+            }
+        });
+    };
+    publisher(one, hub_one, 'a');
+    publisher(two, hub_two, 'b');
+    std::vector<std::string> got(clients.size());
+    one.spawn([&] {
+        weft::io::sleep(300);
+        for (std::size_t i = 0; i < clients.size(); ++i) got[i] = read_now(clients[i]);
+        for (int& fd : clients) {
+            ::close(fd);
+            fd = -1;
+        }
+        weft::io::sleep(20); // both loops see the hang-ups
+        two.post([&] { two.stop(0ms); });
+        one.stop(0ms);
+    });
+    std::thread other([&] { two.run(); });
+    one.run();
+    other.join();
+    for (const std::string& stream : got) {
+        std::vector<std::uint64_t> ids;
+        int a = 0, b = 0, next_a = 0, next_b = 0;
+        bool in_order = true;
+        for (std::size_t at = 0; (at = stream.find("id: ", at)) != std::string::npos;) {
+            const std::size_t data = stream.find("\ndata: ", at);
+            ids.push_back(std::stoull(stream.substr(at + 4, data - at - 4)));
+            const std::string body =
+                stream.substr(data + 7, stream.find('\n', data + 7) - data - 7);
+            const int n = std::stoi(body.substr(1));
+            if (body[0] == 'a')
+                in_order &= n == next_a++, ++a;
+            else
+                in_order &= n == next_b++, ++b;
+            at = data;
+        }
+        CHECK(a == kEach);
+        CHECK(b == kEach);
+        CHECK(in_order);
+        bool increasing = true;
+        for (std::size_t i = 1; i < ids.size(); ++i) increasing &= ids[i] > ids[i - 1];
+        CHECK(increasing);
+    }
 }
