@@ -314,10 +314,12 @@ TEST_CASE("clients_publish: a subscriber's message goes to its topic; without, 1
     CHECK(muted_frames[0].payload.substr(0, 2) == "\x03\xf0"); // 1008
 }
 
-TEST_CASE("a loop's stop closes its subscribers with 1001 and waits for their close", "[pubsub]") {
+TEST_CASE("a loop's stop closes its subscribers with 1001, waits for their close, then ends them",
+          "[pubsub]") {
     Bench bench;
     const int ws = bench.subscribe(Session::Kind::websocket, "t");
     const int sse = bench.subscribe(Session::Kind::sse, "t");
+    const int mute = bench.subscribe(Session::Kind::websocket, "t"); // never answers
     std::string ws_got, sse_got;
     bool sse_ended = false;
     // The client: answers the server's close with its own.
@@ -330,7 +332,7 @@ TEST_CASE("a loop's stop closes its subscribers with 1001 and waits for their cl
     });
     bench.loop.spawn([&] {
         weft::io::sleep(5);
-        bench.loop.stop(5000ms);
+        bench.loop.stop(1000ms);
         weft::io::sleep(1);
         sse_got = read_now(sse);
         char byte;
@@ -338,7 +340,14 @@ TEST_CASE("a loop's stop closes its subscribers with 1001 and waits for their cl
     });
     const auto start = std::chrono::steady_clock::now();
     bench.loop.run();
-    CHECK(std::chrono::steady_clock::now() - start < 4s); // not the whole grace
+    // The one that answered nothing was ended with the grace (1 s, before
+    // its 2 s of waiting were over), not left open past the loop.
+    CHECK(std::chrono::steady_clock::now() - start < 10s);
+    const std::string muted = read_now(mute);
+    char byte;
+    CHECK(::recv(mute, &byte, 1, MSG_DONTWAIT) == 0);
+    REQUIRE(frames_of(muted).size() == 1);
+    CHECK(frames_of(muted)[0].payload.substr(0, 2) == "\x03\xe9");
     const std::vector<Frame> frames = frames_of(ws_got);
     REQUIRE(frames.size() == 1);
     CHECK(frames[0].opcode == 8);
