@@ -2,7 +2,7 @@
 # Pub/sub benchmark: weft's pubsub hub against nginx + nchan.
 #
 #   bench/pubsub.sh [--weft PATH] [--quick] [--only weft|nchan[,...]]
-#                   [--kinds ws|sse[,...]] [--seconds S] [--keep]
+#                   [--kinds ws|sse[,...]] [--seconds S] [--rounds N] [--keep]
 #
 # Each server runs alone, freshly started for every case, on one loop (one
 # worker) pinned to CPU 0, on 127.0.0.1 and a free port; the load generator
@@ -11,7 +11,9 @@
 #   1k    1,000 subscribers, 100 publishes/s (100,000 deliveries/s)
 #   10k  10,000 subscribers,  10 publishes/s
 # each with WebSocket subscribers (ws) and with EventSource ones (sse). The
-# servers alternate within each load: weft ws, nchan ws, weft sse, nchan sse.
+# servers alternate within each load: weft ws, nchan ws, weft sse, nchan sse,
+# and the whole sequence repeats --rounds times (default 1): figures are
+# medians over the rounds; lost, ooo and closed are sums.
 #   weft    `pubsub /live { }` with its defaults (history = 0), threads = 1
 #   nchan   nginx 1.22 + Debian's libnginx-mod-nchan: `nchan_pubsub` on
 #           /live/(.+) (POST publishes, GET subscribes by websocket or
@@ -25,9 +27,10 @@
 #                   timed POST to the last delivery, per 1,000 deliveries
 #   rss_B/sub       (server RSS with every subscriber ready - RSS before they
 #                   connected) / subscribers
-#   lost, ooo       deliveries missing (subscribers x publishes - delivered),
-#                   deliveries out of order; closed: subscribers the server
-#                   closed (a server's queue limit; each shows as lost too)
+#   lost, ooo       deliveries missing (subscribers x publishes - delivered,
+#                   where a delivery counts if it came within 30 s of the last
+#                   POST), deliveries out of order; closed: subscribers the
+#                   server closed (its queue limit; their misses count as lost)
 #   pub_p99_ms      99th percentile of POST answer times (the POSTs are
 #                   pipelined, sent when due whatever the server answers)
 #
@@ -51,6 +54,7 @@ servers=(weft nchan)
 kinds=(ws sse)
 loads=(1k 10k)
 seconds=10
+rounds=1
 keep=0
 quick=0
 
@@ -66,6 +70,7 @@ while (($#)); do
     --only) IFS=, read -r -a servers <<<"${2:?}"; shift ;;
     --kinds) IFS=, read -r -a kinds <<<"${2:?}"; shift ;;
     --seconds) seconds=${2:?}; shift ;;
+    --rounds) rounds=${2:?}; shift ;;
     --keep) keep=1 ;;
     -h | --help) usage ;;
     *) usage ;;
@@ -74,21 +79,21 @@ while (($#)); do
 done
 for s in "${servers[@]}"; do [[ $s == weft || $s == nchan ]] || usage; done
 for k in "${kinds[@]}"; do [[ $k == ws || $k == sse ]] || usage; done
-[[ $seconds =~ ^[1-9][0-9]*$ ]] || usage
+[[ $seconds =~ ^[1-9][0-9]*$ && $rounds =~ ^[1-9][0-9]*$ ]] || usage
 
 declare -A subscribers=([1k]=1000 [10k]=10000) rate=([1k]=100 [10k]=10)
 if ((quick)); then
     seconds=2
     subscribers=([1k]=200 [10k]=2000)
 fi
-drain=10 # seconds the client waits for the last deliveries after the last POST
+drain=30 # seconds the client waits for the last deliveries after the last POST
 
 log() { echo "pubsub.sh: $*" >&2; }
 die() {
     log "$*"
     exit 1
 }
-# stop, cpu_ticks, ratio
+# stop, cpu_ticks, get (a median), ratio
 # shellcheck source=bench/lib.sh
 source "$root/bench/lib.sh"
 
@@ -224,7 +229,7 @@ declare -A p50 p99 max cpu rss lost ooo closed pub99
 failed=0
 
 # run SERVER KIND LOAD: one case, its figures into the arrays.
-# shellcheck disable=SC2034 # the arrays are read through get1's nameref
+# shellcheck disable=SC2034 # the arrays are read through get and total (namerefs)
 run() {
     local s=$1 k=$2 l=$3 n=${subscribers[$3]} key="$1 $2 $3"
     start "$s"
@@ -238,7 +243,7 @@ run() {
     client=$CLIENT_PID
     read -r -t 150 line <&"${CLIENT[0]}"
     if [[ $line == ready* ]]; then
-        rss[$key]=$((($(rss_kb) - rss_before) * 1024 / n))
+        rss[$key]+=" $((($(rss_kb) - rss_before) * 1024 / n))"
         ticks_before=$(cpu_ticks)
         echo go >&"${CLIENT[1]}"
         read -r -t $((seconds + drain + 60)) done_line <&"${CLIENT[0]}"
@@ -247,20 +252,19 @@ run() {
         local ticks=$(($(cpu_ticks) - ticks_before)) delivered
         echo close >&"${CLIENT[1]}"
         delivered=$(field delivered "$done_line")
-        cpu[$key]=$(awk -v t=$ticks -v hz="$clk_tck" -v d="$delivered" \
+        cpu[$key]+=" "$(awk -v t=$ticks -v hz="$clk_tck" -v d="$delivered" \
             'BEGIN { if (d > 0) printf "%.2f\n", t / hz * 1e3 / d * 1e3; else print "na" }')
-        p50[$key]=$(ms "$(field p50_us "$done_line")")
-        p99[$key]=$(ms "$(field p99_us "$done_line")")
-        max[$key]=$(ms "$(field max_us "$done_line")")
-        pub99[$key]=$(ms "$(field publish_p99_us "$done_line")")
-        lost[$key]=$(field lost "$done_line")
-        ooo[$key]=$(field out_of_order "$done_line")
-        closed[$key]=$(field closed "$done_line")
+        p50[$key]+=" "$(ms "$(field p50_us "$done_line")")
+        p99[$key]+=" "$(ms "$(field p99_us "$done_line")")
+        max[$key]+=" "$(ms "$(field max_us "$done_line")")
+        pub99[$key]+=" "$(ms "$(field publish_p99_us "$done_line")")
+        lost[$key]=$((${lost[$key]:-0} + $(field lost "$done_line")))
+        ooo[$key]=$((${ooo[$key]:-0} + $(field out_of_order "$done_line")))
+        closed[$key]=$((${closed[$key]:-0} + $(field closed "$done_line")))
         wait "$client" || log "$key: the client's close failed: $(tail -3 "$tmp/client.err")"
         log "$key: $done_line"
     else
         failed=$((failed + 1))
-        rss[$key]=na
         log "$key failed: $(tail -3 "$tmp/client.err")"
         kill "$client" 2>/dev/null
         wait "$client" 2>/dev/null
@@ -270,21 +274,31 @@ run() {
     stop
 }
 
-for l in "${loads[@]}"; do
-    for k in "${kinds[@]}"; do
-        for s in "${servers[@]}"; do
-            log "$s $k: ${subscribers[$l]} subscribers x ${rate[$l]} publishes/s x $seconds s"
-            run "$s" "$k" "$l"
+for ((r = 1; r <= rounds; ++r)); do
+    for l in "${loads[@]}"; do
+        for k in "${kinds[@]}"; do
+            for s in "${servers[@]}"; do
+                log "round $r: $s $k, ${subscribers[$l]} subscribers x ${rate[$l]} publishes/s x $seconds s"
+                run "$s" "$k" "$l"
+            done
         done
     done
 done
 
 # --- the table and the result line ------------------------------------------------------
 
-get1() { # ARRAY KEY: the figure, or na
+total() { # ARRAY KEY: the sum over the rounds, or na
     local -n array=$1
     echo "${array[$2]:-na}"
 }
+for l in "${loads[@]}"; do
+    for k in "${kinds[@]}"; do
+        for s in "${servers[@]}"; do
+            key="$s $k $l"
+            log "$key by round: p99_ms${p99[$key]:-} cpu_ms/1k${cpu[$key]:-} rss_B/sub${rss[$key]:-}"
+        done
+    done
+done
 printf '%-5s %-4s %6s %5s %8s %8s %8s %9s %9s %8s %4s %6s %10s\n' server kind subs rate \
     p50_ms p99_ms max_ms cpu_ms/1k rss_B/sub lost ooo closed pub_p99_ms
 for l in "${loads[@]}"; do
@@ -292,10 +306,10 @@ for l in "${loads[@]}"; do
         for s in "${servers[@]}"; do
             key="$s $k $l"
             printf '%-5s %-4s %6s %5s %8s %8s %8s %9s %9s %8s %4s %6s %10s\n' "$s" "$k" \
-                "${subscribers[$l]}" "${rate[$l]}" "$(get1 p50 "$key")" "$(get1 p99 "$key")" \
-                "$(get1 max "$key")" "$(get1 cpu "$key")" "$(get1 rss "$key")" \
-                "$(get1 lost "$key")" "$(get1 ooo "$key")" "$(get1 closed "$key")" \
-                "$(get1 pub99 "$key")"
+                "${subscribers[$l]}" "${rate[$l]}" "$(get p50 "$key")" "$(get p99 "$key")" \
+                "$(get max "$key")" "$(get cpu "$key")" "$(get rss "$key")" \
+                "$(total lost "$key")" "$(total ooo "$key")" "$(total closed "$key")" \
+                "$(get pub99 "$key")"
         done
     done
 done
@@ -306,13 +320,13 @@ result=result
 for l in "${loads[@]}"; do
     for k in "${kinds[@]}"; do
         w="weft $k $l" x="nchan $k $l" label=$k$l
-        result+=" ${label}_p50_ms=$(get1 p50 "$w") ${label}_p99_ms=$(get1 p99 "$w")"
-        result+=" ${label}_max_ms=$(get1 max "$w") ${label}_cpu_ms_per_1k=$(get1 cpu "$w")"
-        result+=" ${label}_rss_b_per_sub=$(get1 rss "$w") ${label}_lost=$(get1 lost "$w")"
-        result+=" ${label}_ooo=$(get1 ooo "$w")"
-        result+=" ${label}_p99_vs_nchan=$(ratio "$(get1 p99 "$w")" "$(get1 p99 "$x")")"
-        result+=" ${label}_cpu_vs_nchan=$(ratio "$(get1 cpu "$w")" "$(get1 cpu "$x")")"
-        result+=" ${label}_rss_vs_nchan=$(ratio "$(get1 rss "$w")" "$(get1 rss "$x")")"
+        result+=" ${label}_p50_ms=$(get p50 "$w") ${label}_p99_ms=$(get p99 "$w")"
+        result+=" ${label}_max_ms=$(get max "$w") ${label}_cpu_ms_per_1k=$(get cpu "$w")"
+        result+=" ${label}_rss_b_per_sub=$(get rss "$w") ${label}_lost=$(total lost "$w")"
+        result+=" ${label}_ooo=$(total ooo "$w")"
+        result+=" ${label}_p99_vs_nchan=$(ratio "$(get p99 "$w")" "$(get p99 "$x")")"
+        result+=" ${label}_cpu_vs_nchan=$(ratio "$(get cpu "$w")" "$(get cpu "$x")")"
+        result+=" ${label}_rss_vs_nchan=$(ratio "$(get rss "$w")" "$(get rss "$x")")"
     done
 done
 echo "$result failed=$failed"
