@@ -33,6 +33,10 @@
 #                   server closed (its queue limit; their misses count as lost)
 #   pub_p99_ms      99th percentile of POST answer times (the POSTs are
 #                   pipelined, sent when due whatever the server answers)
+#   wait_s          seconds the server was runnable but waiting for CPU 0
+#                   (run-queue delay, /proc/PID/task/*/schedstat) over the
+#                   same window: other work on a shared host shows here, and
+#                   in the latencies
 #
 # The last line is machine-readable (weft's figures per case; ratios to
 # nchan's as decimals, "na" when a server was left out or a run failed):
@@ -216,6 +220,7 @@ start() {
     done
 }
 
+run_wait_ns() { cat "/proc/$pid"/task/*/schedstat | awk '{ n += $2 } END { printf "%.0f\n", n }'; }
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status"; }
 field() { # KEY LINE: the value of KEY=VALUE in LINE
     local f
@@ -225,7 +230,7 @@ field() { # KEY LINE: the value of KEY=VALUE in LINE
 
 ms() { awk -v us="$1" 'BEGIN { printf "%.2f\n", us / 1e3 }'; }
 
-declare -A p50 p99 max cpu rss lost ooo closed pub99
+declare -A p50 p99 max cpu rss lost ooo closed pub99 runq
 failed=0
 
 # run SERVER KIND LOAD: one case, its figures into the arrays.
@@ -234,7 +239,7 @@ run() {
     local s=$1 k=$2 l=$3 n=${subscribers[$3]} key="$1 $2 $3"
     start "$s"
     sleep 0.2
-    local rss_before ticks_before line='' done_line=''
+    local rss_before ticks_before wait_before line='' done_line=''
     rss_before=$(rss_kb)
     coproc CLIENT { exec timeout $((seconds + drain + 200)) taskset -c 1 "$bin/pubsub_client" \
         --port "$port" --path /live/bench --subscribers "$n" --kind "$k" --rate "${rate[$l]}" \
@@ -245,11 +250,13 @@ run() {
     if [[ $line == ready* ]]; then
         rss[$key]+=" $((($(rss_kb) - rss_before) * 1024 / n))"
         ticks_before=$(cpu_ticks)
+        wait_before=$(run_wait_ns)
         echo go >&"${CLIENT[1]}"
         read -r -t $((seconds + drain + 60)) done_line <&"${CLIENT[0]}"
     fi
     if [[ $done_line == done* ]]; then
         local ticks=$(($(cpu_ticks) - ticks_before)) delivered
+        runq[$key]+=" "$(awk -v ns=$(($(run_wait_ns) - wait_before)) 'BEGIN { printf "%.2f\n", ns / 1e9 }')
         echo close >&"${CLIENT[1]}"
         delivered=$(field delivered "$done_line")
         cpu[$key]+=" "$(awk -v t=$ticks -v hz="$clk_tck" -v d="$delivered" \
@@ -299,17 +306,17 @@ for l in "${loads[@]}"; do
         done
     done
 done
-printf '%-5s %-4s %6s %5s %8s %8s %8s %9s %9s %8s %4s %6s %10s\n' server kind subs rate \
-    p50_ms p99_ms max_ms cpu_ms/1k rss_B/sub lost ooo closed pub_p99_ms
+printf '%-5s %-4s %6s %5s %8s %8s %8s %9s %9s %8s %4s %6s %10s %6s\n' server kind subs rate \
+    p50_ms p99_ms max_ms cpu_ms/1k rss_B/sub lost ooo closed pub_p99_ms wait_s
 for l in "${loads[@]}"; do
     for k in "${kinds[@]}"; do
         for s in "${servers[@]}"; do
             key="$s $k $l"
-            printf '%-5s %-4s %6s %5s %8s %8s %8s %9s %9s %8s %4s %6s %10s\n' "$s" "$k" \
+            printf '%-5s %-4s %6s %5s %8s %8s %8s %9s %9s %8s %4s %6s %10s %6s\n' "$s" "$k" \
                 "${subscribers[$l]}" "${rate[$l]}" "$(get p50 "$key")" "$(get p99 "$key")" \
                 "$(get max "$key")" "$(get cpu "$key")" "$(get rss "$key")" \
                 "$(total lost "$key")" "$(total ooo "$key")" "$(total closed "$key")" \
-                "$(get pub99 "$key")"
+                "$(get pub99 "$key")" "$(get runq "$key")"
         done
     done
 done
