@@ -34,8 +34,6 @@
 // Exits 1 (with a reason) on any protocol error; SIGALRM ends it after
 // --timeout seconds (default 300).
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
@@ -43,6 +41,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "client.hpp"
 #include "stats.hpp"
 #include "util/base64.hpp"
 #include "util/sha1.hpp"
@@ -98,12 +97,6 @@ struct Settings {
     std::exit(1);
 }
 
-bool equal_nocase(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return (x | 0x20) == (y | 0x20);
-           });
-}
-
 // The value of header `name` in `head` (a response head), or "" without it.
 std::string_view header(std::string_view head, std::string_view name) {
     for (auto at = head.find("\r\n"); at != std::string_view::npos && at + 4 <= head.size();) {
@@ -111,7 +104,8 @@ std::string_view header(std::string_view head, std::string_view name) {
         const auto line = head.substr(at + 2, next - at - 2);
         at = next;
         const auto colon = line.find(':');
-        if (colon == std::string_view::npos || !equal_nocase(line.substr(0, colon), name)) continue;
+        if (colon == std::string_view::npos || !bench::equal_nocase(line.substr(0, colon), name))
+            continue;
         auto value = line.substr(colon + 1);
         while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
             value.remove_prefix(1);
@@ -142,16 +136,7 @@ long long take_number(std::string_view& text) {
 }
 
 int connect_to(long port) {
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0)
-        fail("connect: %s", std::strerror(errno));
-    const int on = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-    return fd;
+    return bench::connect_loopback(port, "pubsub_client");
 }
 
 void send_all(int fd, std::string_view bytes) {
@@ -515,9 +500,9 @@ private:
                 fail("an SSE subscribe answered '%.*s'", int(first_line(head).size()),
                      first_line(head).data());
             const auto type = header(head, "content-type");
-            if (!equal_nocase(type.substr(0, 17), "text/event-stream"))
+            if (!bench::equal_nocase(type.substr(0, 17), "text/event-stream"))
                 fail("an SSE stream of type '%.*s'", int(type.size()), type.data());
-            sub.chunked = equal_nocase(header(head, "transfer-encoding"), "chunked");
+            sub.chunked = bench::equal_nocase(header(head, "transfer-encoding"), "chunked");
         }
         sub.state = Subscriber::State::open;
         ++subscribed_;
