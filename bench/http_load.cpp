@@ -27,11 +27,11 @@
 // (default 60) pass.
 
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "client.hpp"
 #include "stats.hpp"
 
 #include <algorithm>
@@ -64,12 +64,6 @@ struct Settings {
 [[noreturn]] void fail(const char* why) {
     std::fprintf(stderr, "http_load: %s\n", why);
     std::exit(1);
-}
-
-bool equal_nocase(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return (x | 0x20) == (y | 0x20);
-           });
 }
 
 // One response, read from any split of the byte stream: the head up to its
@@ -124,14 +118,14 @@ private:
             if (colon == std::string_view::npos) fail("a header line without ':'");
             auto value = line.substr(colon + 1);
             while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-            if (equal_nocase(line.substr(0, colon), "content-length")) {
+            if (bench::equal_nocase(line.substr(0, colon), "content-length")) {
                 body_left_ = 0;
                 for (char c : value) {
                     if (c < '0' || c > '9') fail("a bad Content-Length");
                     body_left_ = body_left_ * 10 + (c - '0');
                 }
-            } else if (equal_nocase(line.substr(0, colon), "connection")) {
-                closing_ = equal_nocase(value, "close");
+            } else if (bench::equal_nocase(line.substr(0, colon), "connection")) {
+                closing_ = bench::equal_nocase(value, "close");
             }
         }
         if (body_left_ < 0) fail("a response without Content-Length");
@@ -142,24 +136,8 @@ private:
     bool closing_ = false;
 };
 
-sockaddr_in loopback(long port) {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return a;
-}
-
 int connect_to(long port) {
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const sockaddr_in a = loopback(port);
-    if (fd < 0 || connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) {
-        std::perror("http_load: connect");
-        std::exit(1);
-    }
-    const int on = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-    return fd;
+    return bench::connect_loopback(port, "http_load");
 }
 
 void send_request(int fd, const std::string& request) {
@@ -334,7 +312,7 @@ void hold_partial(const Settings& s) {
 
 void print_free_port() {
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a = loopback(0);
+    sockaddr_in a = bench::loopback(0);
     socklen_t size = sizeof a;
     if (bind(fd, reinterpret_cast<sockaddr*>(&a), size) != 0 ||
         getsockname(fd, reinterpret_cast<sockaddr*>(&a), &size) != 0)
