@@ -53,9 +53,9 @@ function until(predicate, what) {
     }), what);
 }
 
-// Clients in fours until both loops hold some (the status page's active
-// connections: 2 or more on each, one of them perhaps the status request's
-// own), at most 32; then each sends three texts, client 0 a binary one too,
+// Clients in fours, 8 at least, until both loops hold some (the status
+// page's active connections: 2 or more on each, one of them perhaps the
+// status request's own), at most 32; then each sends three texts, client 0 a binary one too,
 // and every client waits for every message of the others.
 async function chat(base, statusUrl, topic) {
     const clients = [];
@@ -64,7 +64,7 @@ async function chat(base, statusUrl, topic) {
         for (let i = 0; i < 4; i++) clients.push(await open(`${base}/live/${topic}`));
         const status = await (await fetch(statusUrl)).json();
         loops = status.loops.map(l => l.connections.active);
-        if (loops.length >= 2 && loops.every(n => n >= 2)) break;
+        if (clients.length >= 8 && loops.length >= 2 && loops.every(n => n >= 2)) break;
     }
     const text = (i, j) => `c${i} m${j} h\u00e9llo \u2713`;
     const binary = Buffer.from([0xff, 0x00, 0xfe, 0x80]);
