@@ -243,7 +243,7 @@ class Install(unittest.TestCase):
             # Every key table's rows, and the section keywords.
             keys = set(re.findall(r'^\s*\{"([a-z_]+)",', f.read(), re.M))
         keys |= {"listener", "include", "upstream", "site", "response", "redirect", "files",
-                 "fastcgi", "headers", "params", "shutdown_timeout", "drain_delay"}
+                 "fastcgi", "pubsub", "headers", "params", "shutdown_timeout", "drain_delay"}
         self.assertGreater(len(keys), 50)
         for key in sorted(keys):
             self.assertTrue(re.search(r"(?m)^ {7}(add )?" + re.escape(key) + r"\b", text), key)

@@ -224,7 +224,7 @@ TEST_CASE("schema errors name file, line, column and what was expected", "[confi
           "test.conf:3:15: expected on or off (or true/false, yes/no), not 'maybe'");
     CHECK(failure("site {\n  proxy / {\n  }\n}\n") ==
           "test.conf:2:3: unknown section 'proxy' in a site (expected headers, response, redirect, "
-          "files, fastcgi or status)");
+          "files, fastcgi, status or pubsub)");
     CHECK(failure("upstream php {\n}\n") == "test.conf:1:1: upstream php needs a 'server'");
     CHECK(failure("site {\n  files / {\n    params {\n    }\n  }\n}\n") ==
           "test.conf:3:5: unknown section 'params' in a files handler (expected headers)");
@@ -358,4 +358,70 @@ TEST_CASE("a status handler takes a default format and every handler's keys", "[
           "test.conf:3:14: expected text, json, prometheus or html, not 'xml'");
     CHECK(failure("site {\n  status /s {\n    formats = json\n  }\n}\n")
               .find("unknown key 'formats' in a status handler") != std::string::npos);
+}
+
+TEST_CASE("a pubsub handler takes its hub's keys, checked", "[config]") {
+    const Config c = load("site {\n  pubsub /live {\n  }\n  pubsub /chat {\n"
+                          "    publish_from = 10.0.0.0/8\n    publish_from = ::1 unix:\n"
+                          "    publish_token = abc-DEF_1.2~+/==\n    clients_publish = on\n"
+                          "    history = 50\n    max_message = 16K\n    max_topics = 100\n"
+                          "    ping = 0\n    max_queued = 1M\n    subprotocols = chat v2.chat\n"
+                          "  }\n}\n");
+    const auto& defaults = std::get<PubsubHandler>(c.sites[0].handlers[0]);
+    CHECK(defaults.route.path == "/live");
+    CHECK(defaults.publish_from.empty());
+    CHECK(defaults.publish_token.empty());
+    CHECK_FALSE(defaults.clients_publish);
+    CHECK(defaults.history == 0);
+    CHECK(defaults.max_message == 64u << 10);
+    CHECK(defaults.max_topics == 10'000);
+    CHECK(defaults.ping == 30s);
+    CHECK(defaults.max_queued == 256u << 10);
+    CHECK(defaults.subprotocols.empty());
+    const auto& chat = std::get<PubsubHandler>(c.sites[0].handlers[1]);
+    REQUIRE(chat.publish_from.rules().size() == 3);
+    CHECK(chat.publish_from.rules()[0].to_string() == "allow 10.0.0.0/8");
+    CHECK(chat.publish_from.rules()[2].to_string() == "allow unix:");
+    CHECK(chat.publish_token == "abc-DEF_1.2~+/==");
+    CHECK(chat.clients_publish);
+    CHECK(chat.history == 50);
+    CHECK(chat.max_message == 16u << 10);
+    CHECK(chat.max_topics == 100);
+    CHECK(chat.ping == 0ms);
+    CHECK(chat.max_queued == 1u << 20);
+    CHECK(chat.subprotocols == std::vector<std::string>{"chat", "v2.chat"});
+    CHECK(
+        std::get<PubsubHandler>(load("site {\n  pubsub /p {\n    publish_token = ${APP}\n  }\n}\n")
+                                    .sites[0]
+                                    .handlers[0])
+            .publish_token == "/usr/share/app");
+
+    const auto in_pubsub = [](std::string_view line) {
+        return failure("site {\n  pubsub /live {\n    " + std::string(line) + "\n  }\n}\n");
+    };
+    CHECK(in_pubsub("history = 10001") ==
+          "test.conf:3:15: expected a number from 0 to 10000, not '10001'");
+    CHECK(in_pubsub("max_message = 0") == "test.conf:3:19: expected from 1 to 16M bytes, not '0'");
+    CHECK(in_pubsub("max_message = 17M") ==
+          "test.conf:3:19: expected from 1 to 16M bytes, not '17M'");
+    CHECK(in_pubsub("max_topics = 0").starts_with("test.conf:3:18: expected a number from 1 "));
+    CHECK(in_pubsub("ping = 10ms") ==
+          "test.conf:3:12: expected 0 (off) or from 1s to 24h, not '10ms'");
+    CHECK(in_pubsub("max_queued = 0") == "test.conf:3:18: expected from 1 to 1G bytes, not '0'");
+    CHECK(in_pubsub("publish_token = two words") ==
+          "test.conf:3:21: expected a bearer token (letters, digits and -._~+/, then any '='), "
+          "not 'two words'");
+    CHECK(in_pubsub("publish_token = =abc").starts_with("test.conf:3:21: expected a bearer"));
+    CHECK(in_pubsub("publish_from = 10.1.2.3/8").starts_with("test.conf:3:20: "));
+    CHECK(in_pubsub("subprotocols = chat v2/chat") ==
+          "test.conf:3:20: expected token names, not 'v2/chat'");
+    CHECK(in_pubsub("clients_publish = maybe").starts_with("test.conf:3:23: "));
+    CHECK(in_pubsub("max_message = 1M") ==
+          "test.conf:2:3: pubsub /live has 'max_queued' under 'max_message'");
+    CHECK(failure("site {\n  pubsub exact /live {\n  }\n}\n") ==
+          "test.conf:2:3: pubsub exact /live needs a prefix route: its topics are the paths "
+          "under it");
+    CHECK(in_pubsub("histroy = 5")
+              .find("unknown key 'histroy' in a pubsub handler (did you "
+                    "mean 'history'?)") != std::string::npos);
 }

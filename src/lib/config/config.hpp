@@ -171,8 +171,28 @@ struct StatusHandler : HandlerCommon {
     std::string format = "text";
 };
 
-using Handler =
-    std::variant<ResponseHandler, RedirectHandler, FilesHandler, FastcgiHandler, StatusHandler>;
+// A pub/sub hub (handlers/pubsub): GET PREFIX/TOPIC subscribes (WebSocket or
+// SSE), POST PREFIX/TOPIC publishes the body. Its route is a prefix.
+struct PubsubHandler : HandlerCommon {
+    // Who may POST: `publish_from` allow rules (util/cidr.hpp, as allow_from
+    // reads them: a client may when allows_explicitly()), and/or a bearer
+    // token (Authorization: Bearer TOKEN). Each one set is required; neither
+    // set: loopback only (127.0.0.0/8, ::1).
+    AccessRules publish_from;
+    std::string publish_token;             // empty: none; ${VAR} keeps it out of the file
+    bool clients_publish = false;          // a WebSocket subscriber's messages go to its topic
+    unsigned history = 0;                  // messages kept per topic for late joiners (<= 10000)
+    std::uint64_t max_message = 64u << 10; // bytes, 1 to 16M
+    unsigned max_topics = 10'000;
+    milliseconds ping{30'000}; // 0: off; WebSocket ping / SSE comment interval
+    // Bytes queued for one subscriber; past it: WebSocket close 1008, SSE
+    // ends. At least max_message.
+    std::uint64_t max_queued = 256u << 10;
+    std::vector<std::string> subprotocols; // Sec-WebSocket-Protocol names, preferred first
+};
+
+using Handler = std::variant<ResponseHandler, RedirectHandler, FilesHandler, FastcgiHandler,
+                             StatusHandler, PubsubHandler>;
 
 struct Site {
     std::vector<std::string> hosts; // empty: any host

@@ -746,6 +746,87 @@ const Key<StatusHandler> kStatusKeys[] = {
      }},
 };
 
+// `publish_token`: RFC 6750's b64token, what a Bearer credential can be.
+bool bearer_token(Parser& p, std::string& out, const Located& at) {
+    const std::string& v = at.s.value;
+    std::size_t end = v.find_last_not_of('=');
+    end = end == std::string::npos ? 0 : end + 1;
+    bool ok = end > 0;
+    for (std::size_t i = 0; i < end; ++i)
+        ok = ok && (ascii::is_alpha(v[i]) || ascii::is_digit(v[i]) ||
+                    std::string_view("-._~+/").find(v[i]) != std::string_view::npos);
+    if (!ok)
+        return p.fail_value(at, "expected a bearer token (letters, digits and -._~+/, then any "
+                                "'='), not '" +
+                                    v + "'");
+    out = v;
+    return true;
+}
+
+const Key<PubsubHandler> kPubsubKeys[] = {
+    {"publish_from",
+     [](Parser& p, PubsubHandler& h, const Located& at) {
+         return p.access(at, true, h.publish_from);
+     },
+     true},
+    {"publish_token",
+     [](Parser& p, PubsubHandler& h, const Located& at) {
+         return assignment<PubsubHandler>(p, at) && bearer_token(p, h.publish_token, at);
+     }},
+    {"clients_publish", field<PubsubHandler, &PubsubHandler::clients_publish, &Parser::boolean>},
+    {"history",
+     [](Parser& p, PubsubHandler& h, const Located& at) {
+         return assignment<PubsubHandler>(p, at) && p.number(at, h.history, 0, 10'000);
+     }},
+    {"max_message",
+     [](Parser& p, PubsubHandler& h, const Located& at) {
+         if (!assignment<PubsubHandler>(p, at) || !p.size(at, h.max_message)) return false;
+         if (h.max_message < 1 || h.max_message > (16u << 20))
+             return p.fail_value(at, "expected from 1 to 16M bytes, not '" + at.s.value + "'");
+         return true;
+     }},
+    {"max_topics",
+     [](Parser& p, PubsubHandler& h, const Located& at) {
+         return assignment<PubsubHandler>(p, at) && p.number(at, h.max_topics, 1, 1u << 24);
+     }},
+    {"ping",
+     [](Parser& p, PubsubHandler& h, const Located& at) {
+         if (!assignment<PubsubHandler>(p, at) || !p.duration(at, h.ping)) return false;
+         // Under a second, pings would be most of the traffic.
+         if (h.ping.count() != 0 &&
+             (h.ping < std::chrono::seconds(1) || h.ping > std::chrono::hours(24)))
+             return p.fail_value(at,
+                                 "expected 0 (off) or from 1s to 24h, not '" + at.s.value + "'");
+         return true;
+     }},
+    {"max_queued",
+     [](Parser& p, PubsubHandler& h, const Located& at) {
+         if (!assignment<PubsubHandler>(p, at) || !p.size(at, h.max_queued)) return false;
+         if (h.max_queued < 1 || h.max_queued > (1ull << 30))
+             return p.fail_value(at, "expected from 1 to 1G bytes, not '" + at.s.value + "'");
+         return true;
+     }},
+    {"subprotocols",
+     [](Parser& p, PubsubHandler& h, const Located& at) {
+         if (!assignment<PubsubHandler>(p, at) || !p.words(at, h.subprotocols)) return false;
+         // Sec-WebSocket-Protocol's values are tokens (RFC 6455 §4.1).
+         for (const std::string& name : h.subprotocols) {
+             bool token = !name.empty();
+             for (char c : name) token = token && ascii::is_tchar(c);
+             if (!token) return p.fail_value(at, "expected token names, not '" + name + "'");
+         }
+         return true;
+     }},
+};
+
+const char* pubsub_needs(const PubsubHandler& h) {
+    if (h.route.kind != Route::Kind::prefix)
+        return "needs a prefix route: its topics are the paths under it";
+    // A message no queue can hold would close every subscriber.
+    if (h.max_queued < h.max_message) return "has 'max_queued' under 'max_message'";
+    return nullptr;
+}
+
 struct HandlerSection {
     const char* name;  // its keyword
     const char* where; // "a files handler", for errors
@@ -830,9 +911,10 @@ const HandlerSection kHandlerSections[] = {
     section<FastcgiHandler, kFastcgiKeys, fastcgi_needs, kFastcgiSections>("fastcgi",
                                                                            "a fastcgi handler"),
     section<StatusHandler, kStatusKeys>("status", "a status handler"),
+    section<PubsubHandler, kPubsubKeys, pubsub_needs>("pubsub", "a pubsub handler"),
 };
 
-// "response, redirect, files, fastcgi or status"
+// "response, redirect, files, fastcgi, status or pubsub"
 const std::string& handler_names() {
     static const std::string names = [] {
         std::string text;

@@ -3,6 +3,7 @@
 // Each handler kind: one line here.
 #include "handlers/fastcgi/handler.hpp"
 #include "handlers/files/handler.hpp"
+#include "handlers/pubsub/handler.hpp"
 #include "handlers/redirect.hpp"
 #include "handlers/response.hpp"
 #include "handlers/status/handler.hpp"
