@@ -1,6 +1,7 @@
 // The Exchange over a real socketpair, on a real loop: the exact bytes of its
 // responses (the Date masked), and the hand-over of the connection when a
-// handler switches protocols, alone and inside a Connection.
+// handler switches protocols or streams to the close, alone and inside a
+// Connection, for the rest of serve() or for good (a Detached).
 //
 // Catch2's assertions are not for coroutines: code on the loop records what it
 // sees, and the test checks it after the loop has run.
@@ -10,12 +11,15 @@
 #include "http/client_socket.hpp"
 #include "http/connection.hpp"
 #include "http/date.hpp"
+#include "http/detached.hpp"
 #include "http/exchange.hpp"
 #include "http/parser.hpp"
 #include "http/receive_buffer.hpp"
 #include "http/router.hpp"
 #include "http/server.hpp"
+#include "http/session_log.hpp"
 #include "loop/io.hpp"
+#include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -23,9 +27,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 using namespace weft::http;
 
@@ -408,4 +414,232 @@ TEST_CASE("a protocol switch hands over every byte after the request, empty line
         CHECK(received == "\r\nframe");
     }
     CHECK(result == 0);
+}
+
+TEST_CASE("a stream to the close sends a head without length or chunks, then hands over",
+          "[http]") {
+    Wire wire("GET /live/news HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\nextra");
+    int result = -1, send_after = 0;
+    HandOver taken;
+    std::string received;
+    bool handed_over = false;
+    const std::string got = wire.exchange([&](Exchange& e) {
+        e.header("Content-Type", "text/event-stream");
+        result = e.stream_to_close(taken);
+        received = taken.received;
+        handed_over = e.handed_over();
+        send_after = e.send("no");
+        iovec iov{const_cast<char*>("data: 1\n\n"), 9};
+        if (taken.socket) taken.socket->send(&iov, 1);
+    });
+    CHECK(result == 0);
+    CHECK(handed_over);
+    CHECK(taken.socket == wire.socket.get());
+    CHECK(received == "extra");
+    CHECK(send_after < 0);
+    CHECK(got == "HTTP/1.1 200 OK\r\nServer: weft\r\nDate: <date>\r\n"
+                 "Content-Type: text/event-stream\r\nConnection: close\r\n\r\ndata: 1\n\n");
+}
+
+TEST_CASE("a stream to the close is refused, with nothing sent, when it cannot be made", "[http]") {
+    int result = 0;
+    HandOver taken;
+    SECTION("HEAD: a head alone would promise a stream that never comes") {
+        Wire wire("HEAD /live HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(wire.exchange([&](Exchange& e) { result = e.stream_to_close(taken); }) == "");
+        CHECK(result == -EPROTO);
+    }
+    SECTION("POST") {
+        Wire wire("POST /live HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+        CHECK(wire.exchange([&](Exchange& e) { result = e.stream_to_close(taken); }) == "");
+        CHECK(result == -EPROTO);
+    }
+    SECTION("a response went out already") {
+        Wire wire("GET /live HTTP/1.1\r\nHost: x\r\n\r\n");
+        const std::string got = wire.exchange([&](Exchange& e) {
+            e.send("");
+            result = e.stream_to_close(taken);
+        });
+        CHECK(got.starts_with("HTTP/1.1 200 OK\r\n"));
+        CHECK(result == -EALREADY);
+    }
+    CHECK(taken.socket == nullptr);
+}
+
+namespace {
+
+// What a DetachedEcho did, for the test to check after the loop ran.
+struct EchoRecord {
+    int starts = 0;
+    bool had_log = false;
+    bool deleted = false;
+    std::string got;
+    std::size_t live_tasks_at_first_call = 99;
+};
+
+// A session served by loop callbacks alone: echoes "[bytes]" for each batch
+// it reads, logs and closes at the client's EOF.
+class DetachedEcho final : public Detached, public weft::FdWatcher {
+public:
+    DetachedEcho(int fd, std::string received, EchoRecord& record)
+        : weft::FdWatcher{on_ready}, fd_(fd), pending_(std::move(received)), record_(record) {}
+    ~DetachedEcho() override { record_.deleted = true; }
+
+    void start(std::unique_ptr<SessionLog> log) override {
+        ++record_.starts;
+        record_.had_log = log != nullptr;
+        log_ = std::move(log);
+        if (weft::Loop::current()->watch_fd(fd_, *this, weft::kReadable | weft::kWritable) != 0)
+            delete this; // the loop closes the fd
+    }
+
+private:
+    static void on_ready(weft::FdWatcher& self, std::uint8_t) {
+        auto& s = static_cast<DetachedEcho&>(self);
+        weft::Loop& loop = *weft::Loop::current();
+        if (s.record_.got.empty() && s.sent_ == 0)
+            s.record_.live_tasks_at_first_call = loop.live_tasks();
+        std::string batch = std::exchange(s.pending_, {});
+        char buffer[256];
+        ssize_t n;
+        while ((n = weft::io::recv_now(s.fd_, buffer, sizeof buffer)) > 0)
+            batch.append(buffer, static_cast<std::size_t>(n));
+        if (!batch.empty()) {
+            s.record_.got += batch;
+            const std::string reply = "[" + batch + "]";
+            const ssize_t sent = weft::io::send_now(s.fd_, reply.data(), reply.size());
+            if (sent > 0) s.sent_ += static_cast<std::uint64_t>(sent);
+        }
+        if (n != 0) return; // not the end yet
+        if (s.log_) s.log_->write(101, s.sent_, "echo closed by client");
+        loop.close_fd(s.fd_);
+        delete &s;
+    }
+
+    int fd_;
+    std::string pending_;
+    EchoRecord& record_;
+    std::unique_ptr<SessionLog> log_;
+    std::uint64_t sent_ = 0;
+};
+
+class CountedDetached final : public Detached {
+public:
+    explicit CountedDetached(bool& deleted) : deleted_(deleted) {}
+    ~CountedDetached() override { deleted_ = true; }
+    void start(std::unique_ptr<SessionLog>) override {}
+
+private:
+    bool& deleted_;
+};
+
+} // namespace
+
+TEST_CASE("a session is taken only after a hand-over", "[http]") {
+    Wire wire("GET /chat HTTP/1.1\r\nHost: x\r\nUpgrade: echo\r\n\r\n");
+    bool first_deleted = false, second_deleted = false, third_deleted = false;
+    int before = 0, after = -1, again = 0;
+    Detached* taken_back = nullptr;
+    wire.exchange([&](Exchange& e) {
+        before = e.detach(new CountedDetached(first_deleted));
+        HandOver taken;
+        e.switch_protocols("echo", taken);
+        after = e.detach(new CountedDetached(second_deleted));
+        again = e.detach(new CountedDetached(third_deleted));
+        taken_back = e.take_detached();
+    });
+    CHECK(before == -EPROTO);
+    CHECK(first_deleted);
+    CHECK(after == 0);
+    CHECK_FALSE(second_deleted);
+    CHECK(again == -EPROTO);
+    CHECK(third_deleted);
+    REQUIRE(taken_back);
+    delete taken_back;
+    CHECK(second_deleted);
+}
+
+TEST_CASE("a handler that detaches leaves the connection open to its session, which logs "
+          "its end",
+          "[http]") {
+    // The Connection counts the request and writes no line for it; the
+    // session, served by loop callbacks once the coroutine has ended, gets
+    // the bytes the client sent with its request, then what comes later,
+    // and writes the line with its note when the client closes.
+    TempDir dir;
+    const std::string log_path = (dir.path / "access.log").string();
+    std::string error;
+    EchoRecord record;
+    int detach_result = -1;
+    Server server;
+    server.access_log = std::make_shared<AccessLog>(log_path, error);
+    REQUIRE(server.access_log->ok());
+    Router::Site site;
+    site.handlers.push_back(std::make_unique<TestHandler>([&](Exchange& e) {
+        HandOver taken;
+        if (e.switch_protocols("echo", taken) != 0) return;
+        detach_result =
+            e.detach(new DetachedEcho(taken.socket->fd(), std::string(taken.received), record));
+    }));
+    server.router.add_site(std::move(site));
+
+    int fd[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fd) == 0);
+    test::EventLoop t;
+    const std::uint16_t handler =
+        t.loop.add_handler([&server](int client) { return serve_connection(client, server); });
+    t.loop.post([&] { t.loop.adopt(fd[0], handler); });
+    std::string client_got;
+    t.spawn([&] {
+        const auto read_until = [&](std::string_view tail) {
+            char buffer[1024];
+            while (!client_got.ends_with(tail)) {
+                const ssize_t n = weft::io::read(fd[1], buffer, sizeof buffer);
+                if (n <= 0) return;
+                client_got.append(buffer, static_cast<std::size_t>(n));
+            }
+        };
+        const std::string request = "GET /chat HTTP/1.1\r\nHost: x\r\nUpgrade: echo\r\n"
+                                    "Connection: Upgrade\r\nUser-Agent: tester\r\n\r\nhello";
+        weft::io::write(fd[1], request.data(), request.size());
+        read_until("[hello]");
+        weft::io::write(fd[1], "again", 5);
+        read_until("[again]");
+        ::shutdown(fd[1], SHUT_WR);
+        read_until("never"); // to the close
+        weft::io::close(fd[1]);
+        t.loop.stop(std::chrono::seconds(20));
+    });
+    t.spawn([&] {
+        weft::io::sleep(5'000); // a session that never answers must not hang the test
+        ::shutdown(fd[1], SHUT_RDWR);
+    });
+    t.loop.run();
+    server.access_log->flush_this_thread();
+    CHECK(detach_result == 0);
+    CHECK(record.starts == 1);
+    CHECK(record.had_log);
+    CHECK(record.deleted);
+    CHECK(record.got == "helloagain");
+    CHECK(record.live_tasks_at_first_call == 2); // the connection's coroutine has ended
+    CHECK(masked(client_got) == "HTTP/1.1 101 Switching Protocols\r\nServer: weft\r\n"
+                                "Date: <date>\r\nUpgrade: echo\r\nConnection: upgrade\r\n\r\n"
+                                "[hello][again]");
+    const weft::LoopCounters& counters = t.loop.counters();
+    CHECK(counters.requests_started.load() == 1);
+    CHECK(counters.by_status[101].load() == 1);
+    CHECK(counters.closed.load() == 1);
+    errno = 0;
+    CHECK(fcntl(fd[0], F_GETFD) == -1); // before the log's file takes the number
+    CHECK(errno == EBADF);
+    std::ifstream in(log_path);
+    std::string line, lines;
+    int count = 0;
+    while (std::getline(in, line)) {
+        ++count;
+        lines += line;
+    }
+    CHECK(count == 1);
+    CHECK(lines.find("\"GET /chat HTTP/1.1\" 101 14 \"-\" \"tester\" \"echo closed by client\"") !=
+          std::string::npos);
 }

@@ -34,9 +34,9 @@ std::unique_ptr<BuiltServer> build_server(const config::Config& config, std::str
         built->server.router.add_site(std::move(routed));
     }
     if (purpose == Build::serving && config.access_log != "off") {
-        built->access_log = std::make_unique<http::AccessLog>(config.access_log, error);
+        built->access_log = std::make_shared<http::AccessLog>(config.access_log, error);
         if (!built->access_log->ok()) return nullptr;
-        built->server.access_log = built->access_log.get();
+        built->server.access_log = built->access_log;
     }
     return built;
 }

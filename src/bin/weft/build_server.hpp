@@ -19,7 +19,8 @@ struct BuiltServer {
     // (and kept across reloads: fastcgi/upstream_pools.hpp).
     std::vector<std::shared_ptr<fastcgi::Upstream>> upstreams;
     http::Server server;
-    std::unique_ptr<http::AccessLog> access_log;
+    // Shared with the sessions still connected after a reload freed this.
+    std::shared_ptr<http::AccessLog> access_log;
     // Every handler in the router, in the configuration's order (the
     // router sorts each site's by prefix): what `weft -t` describes.
     std::vector<const http::Handler*> handlers;

@@ -102,6 +102,14 @@ public:
     bool duration(const Located& at, milliseconds& out) { return typed(at, out, parse_duration); }
     bool size(const Located& at, std::uint64_t& out) { return typed(at, out, parse_size); }
     bool boolean(const Located& at, bool& out) { return typed(at, out, parse_bool); }
+    // A size from 1 byte to `high`, which the error says as `high_text`.
+    bool size_within(const Located& at, std::uint64_t& out, std::uint64_t high,
+                     const char* high_text) {
+        if (!size(at, out)) return false;
+        if (out >= 1 && out <= high) return true;
+        return fail_value(at, std::string("expected from 1 to ") + high_text + " bytes, not '" +
+                                  at.s.value + "'");
+    }
     bool number(const Located& at, unsigned& out, unsigned low, unsigned high) {
         const std::string& text = at.s.value;
         unsigned value = 0;
@@ -780,10 +788,8 @@ const Key<PubsubHandler> kPubsubKeys[] = {
      }},
     {"max_message",
      [](Parser& p, PubsubHandler& h, const Located& at) {
-         if (!assignment<PubsubHandler>(p, at) || !p.size(at, h.max_message)) return false;
-         if (h.max_message < 1 || h.max_message > (16u << 20))
-             return p.fail_value(at, "expected from 1 to 16M bytes, not '" + at.s.value + "'");
-         return true;
+         return assignment<PubsubHandler>(p, at) &&
+                p.size_within(at, h.max_message, 16u << 20, "16M");
      }},
     {"max_topics",
      [](Parser& p, PubsubHandler& h, const Located& at) {
@@ -801,10 +807,7 @@ const Key<PubsubHandler> kPubsubKeys[] = {
      }},
     {"max_queued",
      [](Parser& p, PubsubHandler& h, const Located& at) {
-         if (!assignment<PubsubHandler>(p, at) || !p.size(at, h.max_queued)) return false;
-         if (h.max_queued < 1 || h.max_queued > (1ull << 30))
-             return p.fail_value(at, "expected from 1 to 1G bytes, not '" + at.s.value + "'");
-         return true;
+         return assignment<PubsubHandler>(p, at) && p.size_within(at, h.max_queued, 1u << 30, "1G");
      }},
     {"subprotocols",
      [](Parser& p, PubsubHandler& h, const Located& at) {

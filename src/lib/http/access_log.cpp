@@ -19,10 +19,13 @@ namespace {
 
 constexpr std::size_t kBufferSize = 16 * 1024;
 constexpr std::size_t kMaxLine = 4096; // longer fields are cut
+constexpr std::size_t kMaxNote = 256;  // a longer note is cut
 
 // One per thread: the lines not yet written, and the timer that writes them
 // a second after the first.
 struct ThreadBuffer {
+    const AccessLog* log = nullptr;         // whose lines it holds
+    std::shared_ptr<const AccessLog> owner; // the same, when shared: kept open until written
     int fd = -1;
     std::size_t size = 0;
     Timer timer;
@@ -38,6 +41,8 @@ struct ThreadBuffer {
         }
         size = 0;
         timer.cancel();
+        log = nullptr;
+        owner.reset(); // last: it may close the log
     }
     ~ThreadBuffer() { flush(); }
 };
@@ -54,7 +59,7 @@ char* escaped(char* out, const char* end, std::string_view text) {
     for (const char c : text) {
         const auto u = static_cast<unsigned char>(c);
         if (u >= 0x20 && u < 0x7f && c != '"' && c != '\\') {
-            if (out == end) break;
+            if (out >= end) break; // past it: a field before took the room
             *out++ = c;
         } else {
             if (end - out < 4) break;
@@ -102,10 +107,16 @@ AccessLog::~AccessLog() {
 void AccessLog::write(const AccessLogEntry& e) {
     ThreadBuffer& buffer = thread_buffer();
     // Lines of another log (the one a reload replaced) go out to it first.
-    if (buffer.fd != fd_ || kBufferSize - buffer.size < kMaxLine) buffer.flush();
-    buffer.fd = fd_;
+    if (buffer.log != this || kBufferSize - buffer.size < kMaxLine) {
+        buffer.flush();
+        buffer.log = this;
+        buffer.owner = weak_from_this().lock();
+        buffer.fd = fd_;
+    }
     char* out = buffer.data + buffer.size;
-    const char* end = out + kMaxLine - 1; // room for the newline
+    const char* const line_end = out + kMaxLine - 1; // room for the newline
+    // A note keeps its room: the fields before it are cut first.
+    const char* end = e.note.empty() ? line_end : line_end - kMaxNote - 3;
     out = escaped(out, end, e.remote);
     *out++ = ' ';
     out = escaped(out, end, e.peer.empty() ? "-" : e.peer);
@@ -123,6 +134,12 @@ void AccessLog::write(const AccessLogEntry& e) {
     *out++ = '"';
     out = escaped(out, end - 2, e.user_agent.empty() ? "-" : e.user_agent);
     *out++ = '"';
+    if (!e.note.empty()) [[unlikely]] {
+        *out++ = ' ';
+        *out++ = '"';
+        out = escaped(out, line_end - 1, e.note);
+        *out++ = '"';
+    }
     *out++ = '\n';
     const bool was_empty = buffer.size == 0;
     buffer.size = static_cast<std::size_t>(out - buffer.data);

@@ -6,13 +6,21 @@
 // (identd's field, "-" in nginx's) is then the TCP peer the client came
 // through, the proxy; "-" when the client is the TCP peer.
 // The third field is $remote_user: the name Basic authentication let in.
+// A session that outlived its request (a WebSocket, an event stream:
+// http/session_log.hpp) writes its line when it ends, with the status of its
+// hand-over (101, 200), the bytes it sent, and one more quoted field after
+// the agent saying why it ended: ... "agent" "ws 1000 closed by client".
 //
 // Each loop thread formats lines into its own buffer and writes whole
 // buffers with one write(2) (the file is opened O_APPEND, so lines of
 // different threads never interleave): when the buffer fills, a second after
 // its first line, and when the thread ends. SIGUSR1 reopens the file.
+// A buffer holding lines of a log shared by shared_ptr holds a reference to
+// it until they are written: a session's line written after a reload freed
+// its server keeps the log open until it is out.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -27,9 +35,10 @@ struct AccessLogEntry {
     std::uint64_t body_bytes;
     std::string_view referer;
     std::string_view user_agent;
+    std::string_view note; // a session's end; empty: no such field
 };
 
-class AccessLog {
+class AccessLog : public std::enable_shared_from_this<AccessLog> {
 public:
     // Opens `target`: "stderr" or a file path (created 0640, appended to);
     // nullptr-like failure: ok() false and `error` says why.

@@ -1,8 +1,10 @@
 #include "http/connection.hpp"
 
+#include "http/detached.hpp"
 #include "http/exchange.hpp"
 #include "http/path.hpp"
 #include "http/proxy_header.hpp"
+#include "http/session_log.hpp"
 #include "loop/io.hpp"
 #include "loop/loop.hpp"
 
@@ -26,6 +28,7 @@ namespace {
 
 constexpr std::int64_t kPark = yield_value(Op::want_read);
 constexpr std::int64_t kClose = yield_value(Op::abort);
+constexpr std::int64_t kDetach = yield_value(Op::detach);
 
 // A lingering close reads what the client still sends, for this long and
 // this much at most, so our last response is not lost to a reset.
@@ -305,8 +308,10 @@ std::int64_t Connection::run() {
             next = handle(parser_.head_size());
         }
         idle_ = Idle::answered;
-        if (next == Next::linger) return close_gracefully();
-        if (next == Next::close) return kClose;
+        if (next != Next::keep_alive) [[unlikely]]
+            return next == Next::linger  ? close_gracefully()
+                   : next == Next::close ? kClose
+                                         : kDetach;
     }
 }
 
@@ -338,8 +343,13 @@ Connection::Next Connection::handle(std::size_t head_size) {
             if (exchange.handed_over()) {
                 // The socket is the handler's: nothing more is read or
                 // written here, and the loop closes it when the coroutine
-                // ends.
+                // ends, unless a Detached took it over for good (its line
+                // is logged when it ends).
                 count(*counters_, exchange);
+                if (Detached* session = exchange.take_detached()) {
+                    start_session(exchange, *session);
+                    return Next::detach;
+                }
                 if (server_.access_log) log(exchange);
                 return Next::close;
             }
@@ -567,7 +577,18 @@ std::string_view Connection::tcp_peer_text() {
     return tcp_peer_;
 }
 
+void Connection::start_session(const Exchange& exchange, Detached& session) {
+    std::unique_ptr<SessionLog> log;
+    if (server_.access_log)
+        log = std::make_unique<SessionLog>(server_.access_log, log_entry(exchange));
+    session.start(std::move(log));
+}
+
 void Connection::log(const Exchange& exchange) {
+    server_.access_log->write(log_entry(exchange));
+}
+
+AccessLogEntry Connection::log_entry(const Exchange& exchange) {
     if (!remote_[0]) {
         // Once per coroutine, not per request: the peer does not change. The
         // loop noted it at accept.
@@ -598,9 +619,15 @@ void Connection::log(const Exchange& exchange) {
     const std::string_view client = forwarded ? forwarded_.text : remote_;
     const std::string_view peer =
         forwarded || tcp_peer_state_ != TcpPeer::is_peer ? tcp_peer_text() : std::string_view{};
-    server_.access_log->write({client, peer, log_user_, line, exchange.status(),
-                               exchange.body_bytes_sent(), request_.header("Referer"),
-                               request_.header("User-Agent")});
+    return {client,
+            peer,
+            log_user_,
+            line,
+            exchange.status(),
+            exchange.body_bytes_sent(),
+            request_.header("Referer"),
+            request_.header("User-Agent"),
+            {}};
 }
 
 } // namespace weft::http

@@ -14,6 +14,7 @@
 // the stack-clash probes of this frame make every page of it resident
 // (measured: 41 KiB per connection holding half a head).
 
+#include "http/access_log.hpp"
 #include "http/body_reader.hpp"
 #include "http/client_socket.hpp"
 #include "http/forwarded.hpp"
@@ -34,6 +35,7 @@ struct ParkedState;
 
 namespace weft::http {
 
+class Detached;
 class Exchange;
 
 // The loop's handler for a server's connections: the final Op for the loop.
@@ -54,7 +56,8 @@ public:
     std::int64_t run();
 
 private:
-    enum class Next : std::uint8_t { keep_alive, close, linger };
+    // detach: a Detached took the connection over (http/detached.hpp).
+    enum class Next : std::uint8_t { keep_alive, close, linger, detach };
 
     // The path of a head that came in pieces is kept out of the request
     // loop (noinline): inlined, it cost every request's parse 30
@@ -98,6 +101,11 @@ private:
     [[gnu::noinline]] void refuse(Exchange& exchange, int status);
     Next answer_bad_request(int status, std::string_view reason);
     void log(const Exchange& exchange);
+    // What the access log's line for the exchange says.
+    AccessLogEntry log_entry(const Exchange& exchange);
+    // Starts the Detached a handler handed the connection to, with its
+    // SessionLog; the request was counted.
+    [[gnu::noinline]] void start_session(const Exchange& exchange, Detached& session);
     // Whether `rules` (allow_from, deny_from; nullptr: none) let the client
     // in: with none, one pointer test.
     bool admits(const AccessRules* rules) { return !rules || rules->allows(client_address()); }

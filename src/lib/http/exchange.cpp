@@ -180,8 +180,9 @@ int Exchange::send_head(std::uint64_t length, std::string_view body, bool more,
         length = 0;
         body = {};
     } else if (length == kUnknownLength && !is_head()) {
-        // HTTP/1.0 has no chunks: the body ends when the connection does.
-        if (request_->minor >= 1) {
+        // HTTP/1.0 has no chunks, nor has a stream to the close: the body
+        // ends when the connection does.
+        if (request_->minor >= 1 && !to_close_) {
             chunked_ = true;
         } else {
             close_after_ = true;
@@ -573,8 +574,35 @@ int Exchange::switch_protocols(std::string_view protocol, HandOver& out) {
     const int result = socket_.send(&iov, 1);
     if (result < 0) return fail(result);
     state_ = State::handed_over;
+    detached_ = nullptr;
     close_after_ = true;
     out = {&socket_, body_.take_unread()};
+    return 0;
+}
+
+int Exchange::stream_to_close(HandOver& out) {
+    if (state_ != State::fresh) return -EALREADY;
+    if (serving_page_) return -EPERM;
+    if (request_->method != Method::get || status_has_no_body(status_)) return -EPROTO;
+    if (!body_.done() || body_.error()) return -EBUSY;
+    to_close_ = true;
+    close_after_ = true;
+    socket_.set_pipelined(false); // the head goes out now, not corked
+    const int result = send_head(kUnknownLength, {}, false);
+    if (result < 0) return result;
+    if (state_ != State::streaming) return -EMSGSIZE; // a 500 went instead
+    state_ = State::handed_over;
+    detached_ = nullptr;
+    out = {&socket_, body_.take_unread()};
+    return 0;
+}
+
+int Exchange::detach(Detached* session) {
+    if (state_ != State::handed_over || detached_) {
+        delete session;
+        return -EPROTO;
+    }
+    detached_ = session;
     return 0;
 }
 

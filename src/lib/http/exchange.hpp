@@ -29,6 +29,7 @@
 // around it and knows nothing of what the handler does between.
 
 #include "http/client_socket.hpp"
+#include "http/detached.hpp"
 #include "http/request.hpp"
 #include "http/response_rules.hpp"
 
@@ -38,6 +39,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 namespace weft::http {
 
@@ -48,7 +50,8 @@ struct ForwardedClient;
 inline constexpr std::uint64_t kUnknownLength = ~std::uint64_t{0};
 
 // The client's connection as a handler takes it over when it switches
-// protocols (Exchange::switch_protocols): the socket, and the bytes the
+// protocols (Exchange::switch_protocols) or streams a body that ends with the
+// connection (Exchange::stream_to_close): the socket, and the bytes the
 // client sent after the request that the server had read already. They come
 // before anything the socket still holds, and stay valid until serve()
 // returns (they are in the connection's buffer).
@@ -57,11 +60,17 @@ inline constexpr std::uint64_t kUnknownLength = ~std::uint64_t{0};
 // the Exchange neither sends nor reads, and the Connection neither reads,
 // writes, parks, lingers on, nor closes it. The handler must not close it
 // either (the loop's entry for the fd would go stale; shutdown() is fine):
-// when serve() returns, the Connection writes the access-log line (101) and
-// ends its coroutine with Op::abort, and the loop closes the fd, as it does
-// when the coroutine is destroyed in a wait (a stop past its grace). The
-// coroutine and its stack are the handler's meanwhile: the connection cannot
-// park without one.
+// when serve() returns, the Connection writes the access-log line (101, or
+// the stream's status) and ends its coroutine with Op::abort, and the loop
+// closes the fd, as it does when the coroutine is destroyed in a wait (a stop
+// past its grace). The coroutine and its stack are the handler's meanwhile:
+// the connection cannot park without one.
+//
+// Or the handler hands the connection on for good, to a Detached
+// (Exchange::detach, http/detached.hpp): when serve() returns, the request is
+// counted, the Detached started and the coroutine ends with Op::detach; the
+// fd stays open, the Detached's, and its access-log line is its SessionLog's,
+// written when it ends.
 //
 // The socket is edge-triggered: read it (ClientSocket::receive, which knows
 // when the last read emptied it) before waiting on it, or bytes already
@@ -174,7 +183,24 @@ public:
     // -EALREADY, -EPROTO, -EBUSY, and nothing is sent. Fields that did not
     // fit (or held CR or LF) answer 500 as for any response: -EMSGSIZE.
     int switch_protocols(std::string_view protocol, HandOver& out);
+    // For a body that runs until the connection closes (Server-Sent Events):
+    // sends the head (the status set, 200 by default, and the handler's
+    // fields; `Connection: close`, neither Content-Length nor chunks: RFC
+    // 9112 §6.3) and hands the connection over into `out`, as
+    // switch_protocols() does. Only for GET, before any response, its body
+    // done: else -EPROTO, -EALREADY, -EBUSY, and nothing is sent; fields
+    // that did not fit answer 500: -EMSGSIZE.
+    int stream_to_close(HandOver& out);
     bool handed_over() const { return state_ == State::handed_over; }
+    // After switch_protocols() or stream_to_close() succeeded: `session`
+    // takes the connection over for good when serve() returns (see
+    // HandOver), owned by the Exchange until then. Else, or a second time,
+    // it is deleted: -EPROTO.
+    int detach(Detached* session);
+    // The Connection's, when serve() returned.
+    Detached* take_detached() {
+        return state_ == State::handed_over ? std::exchange(detached_, nullptr) : nullptr;
+    }
 
     // --- what else a handler may need of its connection ---
     // The client's socket, for awaiting it (a hang-up while a backend
@@ -232,6 +258,8 @@ private:
     std::string_view path_;
     const ResponseRules* rules_ = nullptr;
     const ForwardedClient* forwarded_ = nullptr;
+    // Valid once handed over (no store for an ordinary request).
+    Detached* detached_;
     // The route error page chosen (valid once page_chosen_): its handler
     // serves it in page_pending, then serving_page_.
     const ErrorPageTarget* pending_page_;
@@ -243,6 +271,7 @@ private:
     bool overflow_ = false;    // a field did not fit, or held CR or LF: 500
     bool page_chosen_ = false; // a route error page was: never a second
     bool serving_page_ = false;
+    bool to_close_ = false;    // stream_to_close(): no chunks, the close ends the body
     std::uint64_t length_ = 0; // announced body length, or kUnknownLength
     std::uint64_t sent_ = 0;   // body bytes written so far
     // write_some()'s chunk under way: its data bytes not yet sent, and the

@@ -41,7 +41,9 @@ struct ServerUse {
 struct Server {
     Router router;
     ServerOptions options;
-    AccessLog* access_log = nullptr; // none: off
+    // None: off. Shared: a session that outlives its request (a
+    // SessionLog) keeps it after a reload frees the server.
+    std::shared_ptr<AccessLog> access_log;
     // None: never replaced. A connection with a next request whose loop
     // says `replaced` gives it to the new server.
     std::unique_ptr<ServerUse> use;

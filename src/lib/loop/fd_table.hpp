@@ -20,8 +20,18 @@ namespace weft {
 struct Task;
 
 // connection: served by a task; awaited: a foreign fd a task waits on;
-// watched: a foreign fd only the layer above watches (FdEntry::data).
-enum class FdKind : std::uint8_t { free = 0, connection, awaited, watched, listener, internal };
+// watched: a foreign fd only the layer above watches (FdEntry::data);
+// detached: a connection whose task ended with Op::detach, owned by its
+// watcher until Loop::close_fd (counted closed then, as a connection).
+enum class FdKind : std::uint8_t {
+    free = 0,
+    connection,
+    awaited,
+    watched,
+    listener,
+    internal,
+    detached
+};
 
 // Sticky readiness bits beyond kReadable/kWritable (yield_protocol.hpp).
 inline constexpr std::uint8_t kPeerClosed = 4; // EPOLLRDHUP: reads will see EOF

@@ -245,7 +245,7 @@ int Loop::watch_fd(int fd, FdWatcher& watcher, std::uint8_t interest) {
         entry.kind = FdKind::watched;
         entry.loop = index_;
     } else if (entry.kind != FdKind::connection && entry.kind != FdKind::awaited &&
-               entry.kind != FdKind::watched) {
+               entry.kind != FdKind::watched && entry.kind != FdKind::detached) {
         return -EBUSY;
     }
     if (entry.data && entry.data != &watcher) return -EBUSY;
@@ -276,8 +276,10 @@ int Loop::close_fd(int fd) {
     if (table_.fits(fd)) {
         FdEntry& entry = table_[fd];
         assert(entry.kind != FdKind::connection && "a connection's fd is the loop's to close");
-        if ((entry.kind == FdKind::awaited || entry.kind == FdKind::watched) &&
+        if ((entry.kind == FdKind::awaited || entry.kind == FdKind::watched ||
+             entry.kind == FdKind::detached) &&
             entry.loop == index_) {
+            if (entry.kind == FdKind::detached) counters_.closed.add(1);
             if (entry.registered) epoll_ctl_counted(EPOLL_CTL_DEL, fd, 0);
             if (entry.task && entry.task->wait_fd == fd) entry.task->wait_fd = -1;
             table_.reset(fd);
@@ -393,7 +395,8 @@ void Loop::after_resume(Task* task, std::int64_t value) {
         return;
     }
     if (task->pending && op != static_cast<std::uint32_t>(Op::yield) &&
-        op != static_cast<std::uint32_t>(Op::abort)) {
+        op != static_cast<std::uint32_t>(Op::abort) &&
+        op != static_cast<std::uint32_t>(Op::detach)) {
         // A cancel or timeout came while it ran: this wait ends at once.
         const std::int64_t pending = std::exchange(task->pending, 0);
         task->waiting = true;
@@ -410,6 +413,7 @@ void Loop::after_resume(Task* task, std::int64_t value) {
         task->wait_fd = -1;
         return;
     case Op::abort:
+    case Op::detach:
         end_task(task, value);
         return;
     default:
@@ -442,7 +446,11 @@ void Loop::end_task(Task* task, std::int64_t result) {
     const bool parks = finished && yield_op(result) == static_cast<std::uint32_t>(Op::want_read) &&
                        !stopping_ && !(entry.ready & kHungUp);
     if (!parks) {
-        close_connection(fd);
+        if (yield_op(result) == static_cast<std::uint32_t>(Op::detach)) {
+            detach_connection(fd);
+        } else {
+            close_connection(fd);
+        }
         return;
     }
     // Parked: no coroutine until bytes arrive, or now if they already have;
@@ -571,6 +579,22 @@ void Loop::close_connection(int fd) {
     ::close(fd); // also leaves the epoll set: nothing else holds the file
 }
 
+void Loop::detach_connection(int fd) {
+    FdEntry& entry = table_[fd];
+    // Its data is the watcher (a task's fd has no ParkedState).
+    auto* watcher = static_cast<FdWatcher*>(entry.data);
+    if (!watcher) {
+        close_connection(fd);
+        return;
+    }
+    entry.timer.cancel();
+    entry.kind = FdKind::detached;
+    // Readiness the task left unused may have been its last edge; bytes it
+    // left unread or room it did not fill raise none: the watcher tries both.
+    entry.ready &= kPeerClosed | kHungUp;
+    watcher->on_ready(*watcher, kReadable | kWritable | entry.ready);
+}
+
 // --- the loop -----------------------------------------------------------------
 
 void Loop::dispatch(const epoll_event& event) {
@@ -583,6 +607,7 @@ void Loop::dispatch(const epoll_event& event) {
     case FdKind::connection:
     case FdKind::awaited:
     case FdKind::watched:
+    case FdKind::detached:
         on_ready(fd, entry, event.events);
         return;
     case FdKind::listener:
@@ -614,7 +639,9 @@ void Loop::on_ready(int fd, FdEntry& entry, std::uint32_t events) {
         // The watcher may unwatch (and free the entry) from here.
         auto* watcher = static_cast<FdWatcher*>(entry.data);
         watcher->on_ready(*watcher, ready | (entry.ready & (kPeerClosed | kHungUp)));
-        if (entry.kind == FdKind::watched || entry.kind == FdKind::free) return;
+        if (entry.kind == FdKind::watched || entry.kind == FdKind::detached ||
+            entry.kind == FdKind::free)
+            return;
     }
     if (!entry.task) return;
     if (!entry.waiting || !(entry.ready & (entry.waiting | kHungUp))) return;
@@ -747,6 +774,7 @@ void Loop::stop(std::chrono::milliseconds grace) {
     stopping_ = true;
     closing_connections_ = true;
     stop_deadline_ = deadline;
+    run_stop_hooks();
     for (Listener& listener : listeners_) {
         if (listener.fd < 0) continue; // removed
         listener.pause.cancel();
@@ -758,6 +786,20 @@ void Loop::stop(std::chrono::milliseconds grace) {
         listener.fd = -1;
     }
     close_parked();
+}
+
+std::uint64_t Loop::add_stop_hook(std::function<void()> hook) {
+    stop_hooks_.emplace_back(++last_stop_hook_, std::move(hook));
+    return last_stop_hook_;
+}
+
+void Loop::remove_stop_hook(std::uint64_t id) {
+    std::erase_if(stop_hooks_, [id](const auto& hook) { return hook.first == id; });
+}
+
+void Loop::run_stop_hooks() {
+    const auto hooks = std::exchange(stop_hooks_, {});
+    for (const auto& hook : hooks) hook.second();
 }
 
 void Loop::abort_all() {

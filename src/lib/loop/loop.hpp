@@ -4,7 +4,9 @@
 // Each coroutine is a Task. A connection task serves one fd; when its handler
 // returns Op::want_read the connection is parked: it keeps its fd and epoll
 // registration but no coroutine or stack, and a new coroutine is started
-// when bytes arrive. Any other return, or Op::abort, closes the fd.
+// when bytes arrive. Op::detach leaves the fd open to the FdWatcher attached
+// to it (a WebSocket served by callbacks: http/detached.hpp). Any other
+// return, or Op::abort, closes the fd.
 //
 // After each resume the loop reads the yielded value (yield_protocol.hpp) and
 // makes at most one epoll_ctl: registrations are edge-triggered and only
@@ -125,6 +127,21 @@ public:
     void close_connections() { closing_connections_ = true; }
     bool closing_connections() const { return closing_connections_; }
     bool past_deadline() const { return stopping_ && now_ >= stop_deadline_; }
+    // While stopping, how long until the stop's deadline (0 past it); else
+    // milliseconds::max().
+    std::chrono::milliseconds stop_grace_left() const {
+        if (!stopping_) return std::chrono::milliseconds::max();
+        return std::chrono::milliseconds(now_ < stop_deadline_ ? stop_deadline_ - now_ : 0);
+    }
+    // Calls `hook` on the loop's thread when stop() is first called, after
+    // stopping() turns true and before parked connections close: what keeps
+    // fds without a task (detached sessions) closes them, or spawns a task
+    // that waits until they have closed, so run() does not return under
+    // them. Hooks run in the order added, once; one added or removed while
+    // they run is not run. Loop thread only (or before run()); the id is
+    // for remove_stop_hook().
+    std::uint64_t add_stop_hook(std::function<void()> hook);
+    void remove_stop_hook(std::uint64_t id);
 
     // A handler for connections (setup, before run()), and a listening
     // socket whose connections it serves (before run(), or on the loop's
@@ -159,14 +176,20 @@ public:
 
     // Watches an fd for the layer above: `watcher` sees its readiness; the
     // registration grows to `interest` (edge-triggered, like every other).
-    // A connection's own fd can be watched too. 0 or -errno.
+    // A connection's own fd can be watched too: if its task then ends with
+    // Op::detach, the fd stays open, the watcher's for good, and its
+    // on_ready is called at once with kReadable | kWritable and the sticky
+    // bits (the task may have left bytes or room that raise no new edge).
+    // 0 or -errno.
     int watch_fd(int fd, FdWatcher& watcher, std::uint8_t interest);
-    // Stops `watcher` watching fd; nothing if it no longer does.
+    // Stops `watcher` watching fd; nothing if it no longer does. (A detached
+    // fd stays open and registered, unheard, until close_fd.)
     void unwatch_fd(int fd, FdWatcher& watcher);
-    // Closes an fd that a task awaits or a watcher watches, forgetting it
-    // first: closing it behind the loop's back would leave a stale entry for
-    // the next fd with that number. (A connection's own fd is closed by the
-    // loop when its handler returns.) 0 or -errno.
+    // Closes an fd that a task awaits or a watcher watches, or a detached
+    // connection (counted closed), forgetting it first: closing it behind
+    // the loop's back would leave a stale entry for the next fd with that
+    // number. (A connection's own fd is closed by the loop when its handler
+    // returns.) 0 or -errno.
     int close_fd(int fd);
 
     // This loop's watch of changes on disk, made on first use; nullptr when
@@ -270,6 +293,8 @@ private:
     void accept_from(Listener& listener);
     void pause_accepting(Listener& listener);
     void close_connection(int fd);
+    void detach_connection(int fd);
+    void run_stop_hooks();
     void park(int fd);
     void unlink_parked(int fd);
     void close_parked();
@@ -299,6 +324,8 @@ private:
     std::vector<Task*> ready_;   // woken this tick, run next
     std::vector<Task*> running_; // the batch being run
     std::vector<std::function<void()>> deferred_;
+    std::vector<std::pair<std::uint64_t, std::function<void()>>> stop_hooks_;
+    std::uint64_t last_stop_hook_ = 0;
 
     std::mutex post_mutex_;
     std::vector<std::function<void()>> posted_; // guarded by post_mutex_

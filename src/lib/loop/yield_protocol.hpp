@@ -28,8 +28,12 @@ enum class Op : std::uint32_t {
     await_read_write = 6, // fd in the high 32 bits
     suspend = 7,          // until something wakes it
     abort = 8,            // close the connection and destroy the coroutine
+    // End the task but leave the connection open, to the FdWatcher attached
+    // to it (Loop::watch_fd): it closes it later with Loop::close_fd. No
+    // watcher: closed as by abort.
+    detach = 9,
 };
-inline constexpr std::uint32_t kOpCount = 9;
+inline constexpr std::uint32_t kOpCount = 10;
 
 // Interest bits: what a coroutine waits for on an fd.
 inline constexpr std::uint8_t kReadable = 1;
@@ -40,9 +44,9 @@ inline constexpr std::int64_t kHangup = -ECONNRESET;
 // What each op waits for, and whether on a foreign fd: indexed by Op.
 inline constexpr std::uint8_t kOpInterest[kOpCount] = {
     0, kReadable, kWritable, kReadable | kWritable, kReadable, kWritable, kReadable | kWritable,
-    0, 0};
+    0, 0,         0};
 inline constexpr bool kOpForeign[kOpCount] = {false, false, false, false, true,
-                                              true,  true,  false, false};
+                                              true,  true,  false, false, false};
 
 constexpr std::int64_t yield_value(Op op, int fd = 0) {
     return static_cast<std::int64_t>(static_cast<std::uint64_t>(static_cast<std::uint32_t>(fd))
