@@ -468,11 +468,18 @@ class Frames(WebSocketCase):
     def test_data_frame_inside_a_message_is_1002(self):
         self.fails_with(1002, frame(TEXT, b"one", fin=False) + frame(TEXT, b"two"))
 
+    # FAILS on hub18 756f67f (as do the fragments' below): the 1009 waits for
+    # a payload byte (the next test), the header alone draws nothing.
     def test_message_past_max_message_is_1009_before_its_payload(self):
         c = self.client("/live/errors")
         # The header alone: the close comes while the client still holds the
         # payload.
         c.send(frame(BINARY, length=MAX_MESSAGE + 1))
+        self.assertCloses(c, 1009)
+
+    def test_message_past_max_message_is_1009_at_its_first_payload_byte(self):
+        c = self.client("/live/errors")
+        c.send(frame(BINARY, length=MAX_MESSAGE + 1) + b"a")
         self.assertCloses(c, 1009)
 
     def test_fragments_past_max_message_are_1009_before_the_payload(self):
@@ -560,44 +567,58 @@ class Messages(WebSocketCase):
         slow.sync()
         fast = self.client("/live/slow")
         fast.sync()
-        count, size = 300, 8 << 10
+        # Past the kernel's buffers (the server's send buffer grows to
+        # tcp_wmem's 4 MiB) and max_queued: until a publish finds one
+        # subscriber left, 1,000 messages (16 MiB) at most.
+        most, size = 1000, 16 << 10
         got, failure = [], []
 
         def read_fast():
             try:
                 fast.sock.settimeout(30)
-                while len(got) < count:
+                while not got or got[-1] != ("text", b"end"):
                     got.append(fast.message())
             except Exception as e:  # noqa: BLE001 (reported below)
                 failure.append(repr(e))
         reader = threading.Thread(target=read_fast)
         reader.start()
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        for i in range(count):
-            conn.request("POST", "/live/slow", body=b"%06d" % i + b"m" * (size - 6))
-            r = conn.getresponse()
-            r.read()
-            self.assertEqual(r.status, 200)
-        conn.close()
-        reader.join(40)
-        self.assertEqual(failure, [])
-        self.assertEqual([m[1][:6] for m in got], [b"%06d" % i for i in range(count)])
-        # The slow one: whole messages, in order, then the 1008 close.
+        count = 0
+        try:
+            while count < most:
+                conn.request("POST", "/live/slow", body=b"%06d" % count + b"m" * (size - 6))
+                r = conn.getresponse()
+                answer = json.loads(r.read())
+                self.assertEqual(r.status, 200)
+                count += 1
+                if answer["subscribers"] == 1:
+                    break
+        finally:
+            conn.request("POST", "/live/slow", body=b"end")  # the fast one's last
+            conn.getresponse().read()
+            conn.close()
+        self.assertLess(count, most, "the slow subscriber was never dropped")
+        # The slow one, read now (its session waits 2 s for our close): whole
+        # messages, in order, then the 1008 close.
         slow.sock.settimeout(10)
         seen = 0
         while True:
             try:
                 m = slow.message()
             except Closed:
-                self.fail(f"FAIL: expected a 1008 close after {seen} messages, got EOF")
+                self.fail(f"expected a 1008 close after {seen} messages, got EOF")
             if m[0] == "close":
                 break
             self.assertEqual(m[1][:6], b"%06d" % seen)
             seen += 1
         self.assertEqual(m[1], 1008, m)
         self.assertLess(seen, count)
+        slow.send(frame(CLOSE, close_payload(1008)))
         self.assertEqual(slow.ends(8), "eof")
-        line = self.access_line("GET /live/slow HTTP/1.1")  # the first to end: the slow one
+        reader.join(40)
+        self.assertEqual(failure, [])
+        self.assertEqual([m[1][:6] for m in got], [b"%06d" % i for i in range(count)] + [b"end"])
+        line = self.access_line("GET /live/slow HTTP/1.1")  # the slow one's: the first to end
         self.assertRegex(line, r'"ws 1008[^"]*"$')
 
 
@@ -673,6 +694,8 @@ class NodeClients(WebSocketCase):
                 self.assertEqual([m for m in got if isinstance(m, dict)],
                                  [{"binary": "ff00fe80"}])
 
+    # FAILS on hub18 756f67f: the close's reason is not echoed (its code is:
+    # all RFC 6455 §5.5.1 asks; the brief asks for both).
     def test_close_ping_subprotocol_and_1009(self):
         seen = self.node("basics", f"ws://127.0.0.1:{self.port}")
         self.assertEqual(seen["close"]["code"], 4321)
@@ -711,4 +734,4 @@ class Stop(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=sys.argv[:1])
+    unittest.main(argv=sys.argv[:1] + sys.argv[3:])
