@@ -18,7 +18,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import Weft, curl  # noqa: E402
+from http_support import Weft, curl, npm_package  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Node 18 (Debian 12's) or later; Chromium from Debian's packages.
@@ -47,28 +47,6 @@ def chromium():
     return None
 
 
-def install_puppeteer(build_dir):
-    """NODE_PATH for puppeteer-core, installed once per build tree; raises
-    SkipTest with npm's words when it cannot be installed."""
-    prefix = os.path.join(build_dir, "npm")
-    modules = os.path.join(prefix, "node_modules")
-    want = PUPPETEER.rpartition("@")[2]
-    try:
-        with open(os.path.join(modules, "puppeteer-core", "package.json")) as f:
-            if json.load(f).get("version") == want:
-                return modules
-    except (OSError, ValueError):
-        pass
-    os.makedirs(prefix, exist_ok=True)
-    cmd = ["npm", "install", "--prefix", prefix, "--prefer-offline", "--no-audit", "--no-fund",
-           "--no-save", PUPPETEER]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if r.returncode != 0:
-        raise unittest.SkipTest(f"cannot install {PUPPETEER} with npm (no registry and not in "
-                                f"the npm cache?): {r.stderr.strip()[-500:]}")
-    return modules
-
-
 class StatusPage(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -79,7 +57,7 @@ class StatusPage(unittest.TestCase):
             raise unittest.SkipTest("node and npm are not installed (.ci/install-deps)")
         build_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.dirname(
             os.path.abspath(sys.argv[1]))
-        cls.node_path = install_puppeteer(build_dir)
+        cls.node_path = npm_package(build_dir, PUPPETEER)
         cls.tmp = tempfile.TemporaryDirectory()
         cls.dir = os.path.realpath(cls.tmp.name)
         cls.weft = Weft(cls.dir, CONF)

@@ -28,7 +28,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import Weft, read, wait_for  # noqa: E402
+from http_support import Weft, npm_package, read, wait_for  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WS_PACKAGE = "ws@8.23.0"  # works with Node 18 (Debian 12's) and later
@@ -249,29 +249,6 @@ def publish(port, topic, body, path="/live/"):
         return r.status, r.read()
     finally:
         conn.close()
-
-
-def install_ws(build_dir):
-    """NODE_PATH for `ws`, installed once per build tree (a prefix of its own:
-    an npm install prunes what an earlier --no-save install put beside it);
-    raises SkipTest with npm's words when it cannot be installed."""
-    prefix = os.path.join(build_dir, "npm-ws")
-    modules = os.path.join(prefix, "node_modules")
-    want = WS_PACKAGE.rpartition("@")[2]
-    try:
-        with open(os.path.join(modules, "ws", "package.json")) as f:
-            if json.load(f).get("version") == want:
-                return modules
-    except (OSError, ValueError):
-        pass
-    os.makedirs(prefix, exist_ok=True)
-    cmd = ["npm", "install", "--prefix", prefix, "--prefer-offline", "--no-audit", "--no-fund",
-           "--no-save", WS_PACKAGE]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if r.returncode != 0:
-        raise unittest.SkipTest(f"cannot install {WS_PACKAGE} with npm (no registry and not in "
-                                f"the npm cache?): {r.stderr.strip()[-500:]}")
-    return modules
 
 
 SERVER = {}
@@ -664,7 +641,7 @@ class NodeClients(WebSocketCase):
             raise unittest.SkipTest("node and npm are not installed (.ci/install-deps)")
         build_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.dirname(
             os.path.abspath(sys.argv[1]))
-        cls.node_path = install_ws(build_dir)
+        cls.node_path = npm_package(build_dir, WS_PACKAGE, "npm-ws")
         super().setUpClass()
 
     def node(self, *args):
