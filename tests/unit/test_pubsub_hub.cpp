@@ -115,6 +115,15 @@ struct Bench {
         clients.push_back(fd[1]);
         return fd[1];
     }
+    // On the loop, before it stops: the clients hang up and their sessions
+    // end (a session waiting for a close past the loop's end would be left).
+    void hang_up() {
+        for (int& fd : clients) {
+            ::close(fd);
+            fd = -1;
+        }
+        weft::io::sleep(5);
+    }
     TopicSpace::Published publish(std::string_view topic, std::string_view body) {
         TopicSpace::Published published;
         space->publish(topic, Message::make(body, true), settings.limits, hub, published);
@@ -147,6 +156,7 @@ TEST_CASE("a publish reaches each subscriber once, in order, after the history",
         sse_got = read_now(sse);
         resumed_got = read_now(resumed);
         other_got = read_now(other);
+        bench.hang_up();
         bench.loop.stop(0ms);
     });
     bench.loop.run();
@@ -192,6 +202,7 @@ TEST_CASE("a delivery allocates nothing per subscriber", "[pubsub]") {
             weft::io::sleep(2); // the flush
             counted = test::allocations.load() - before;
             for (int fd : bench.clients) read_now(fd);
+            bench.hang_up();
             bench.loop.stop(0ms);
         });
         bench.loop.run();
@@ -225,6 +236,7 @@ TEST_CASE("a subscriber that does not read is closed with 1008; the others get e
             slow_got += read_now(slow);
             weft::io::sleep(2);
         }
+        bench.hang_up();
         bench.loop.stop(0ms);
     });
     bench.loop.run();
@@ -249,6 +261,7 @@ TEST_CASE("a ping is answered, a close echoed, then the fd closes", "[pubsub]") 
         got = read_now(client);
         char byte;
         closed = ::recv(client, &byte, 1, MSG_DONTWAIT) == 0;
+        bench.hang_up();
         bench.loop.stop(0ms);
     });
     bench.loop.run();
@@ -284,6 +297,7 @@ TEST_CASE("clients_publish: a subscriber's message goes to its topic; without, 1
         listener_got = read_now(listener);
         talker_got = read_now(talker);
         muted_got = read_now(muted);
+        bench.hang_up();
         bench.loop.stop(0ms);
     });
     bench.loop.run();
@@ -300,10 +314,12 @@ TEST_CASE("clients_publish: a subscriber's message goes to its topic; without, 1
     CHECK(muted_frames[0].payload.substr(0, 2) == "\x03\xf0"); // 1008
 }
 
-TEST_CASE("a loop's stop closes its subscribers with 1001 and waits for their close", "[pubsub]") {
+TEST_CASE("a loop's stop closes its subscribers with 1001, waits for their close, then ends them",
+          "[pubsub]") {
     Bench bench;
     const int ws = bench.subscribe(Session::Kind::websocket, "t");
     const int sse = bench.subscribe(Session::Kind::sse, "t");
+    const int mute = bench.subscribe(Session::Kind::websocket, "t"); // never answers
     std::string ws_got, sse_got;
     bool sse_ended = false;
     // The client: answers the server's close with its own.
@@ -316,7 +332,7 @@ TEST_CASE("a loop's stop closes its subscribers with 1001 and waits for their cl
     });
     bench.loop.spawn([&] {
         weft::io::sleep(5);
-        bench.loop.stop(5000ms);
+        bench.loop.stop(1000ms);
         weft::io::sleep(1);
         sse_got = read_now(sse);
         char byte;
@@ -324,7 +340,14 @@ TEST_CASE("a loop's stop closes its subscribers with 1001 and waits for their cl
     });
     const auto start = std::chrono::steady_clock::now();
     bench.loop.run();
-    CHECK(std::chrono::steady_clock::now() - start < 4s); // not the whole grace
+    // The one that answered nothing was ended with the grace (1 s, before
+    // its 2 s of waiting were over), not left open past the loop.
+    CHECK(std::chrono::steady_clock::now() - start < 10s);
+    const std::string muted = read_now(mute);
+    char byte;
+    CHECK(::recv(mute, &byte, 1, MSG_DONTWAIT) == 0);
+    REQUIRE(frames_of(muted).size() == 1);
+    CHECK(frames_of(muted)[0].payload.substr(0, 2) == "\x03\xe9");
     const std::vector<Frame> frames = frames_of(ws_got);
     REQUIRE(frames.size() == 1);
     CHECK(frames[0].opcode == 8);
@@ -374,6 +397,11 @@ TEST_CASE("publishes on two loops reach both loops' subscribers once, in id orde
     one.spawn([&] {
         weft::io::sleep(300);
         for (std::size_t i = 0; i < clients.size(); ++i) got[i] = read_now(clients[i]);
+        for (int& fd : clients) {
+            ::close(fd);
+            fd = -1;
+        }
+        weft::io::sleep(20); // both loops see the hang-ups
         two.post([&] { two.stop(0ms); });
         one.stop(0ms);
     });

@@ -5,6 +5,7 @@
 #include "loop/loop.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 namespace weft::handlers::pubsub {
 
@@ -116,15 +117,23 @@ void LoopHub::flush_dirty() {
     flushing_.clear();
 }
 
-void LoopHub::stop() {
+std::vector<Session*> LoopHub::all_sessions() const {
     std::vector<Session*> sessions;
     for (const auto& [serial, head] : topics_)
         for (Session* session = head; session; session = session->next) sessions.push_back(session);
-    for (Session* session : sessions) session->stop();
+    return sessions;
+}
+
+void LoopHub::stop() {
+    // Each may end at once (an event stream), but only itself.
+    for (Session* session : all_sessions()) session->stop();
     if (!sessions_) return;
-    // run() returns when no task is left: one task waits for the closes.
+    // run() returns when no task is left: one task waits for the closes,
+    // and ends what is left just before the grace does.
     loop_.spawn([space = space_.shared_from_this(), this] {
-        while (sessions_ && !loop_.past_deadline()) io::sleep(10);
+        using std::chrono::milliseconds;
+        while (sessions_ && loop_.stop_grace_left() > milliseconds(20)) io::sleep(10);
+        for (Session* session : all_sessions()) session->end_now();
     });
 }
 

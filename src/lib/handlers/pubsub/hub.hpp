@@ -55,7 +55,8 @@ public:
     // The loop's thread: hands what the inbox holds to the sessions.
     void drain();
 
-    // A session subscribes to topic `serial` on this loop, or leaves it.
+    // A session of topic `serial` on this loop, from its join to its end
+    // (closing ones too: a stop ends them).
     void add(Session& session, std::uint64_t serial);
     void remove(Session& session, std::uint64_t serial);
     // A session has bytes to send: flushed after this tick's events.
@@ -78,6 +79,8 @@ public:
     void stop();
 
 private:
+    std::vector<Session*> all_sessions() const;
+
     struct Delivery {
         std::uint64_t serial;
         MessagePtr message;

@@ -42,6 +42,7 @@ Session::Session(Kind kind, int fd, std::shared_ptr<TopicSpace> space, LoopHub& 
 Session::~Session() {
     tick_.timer.cancel();
     leave();
+    if (serial_) hub_.remove(*this, serial_);
     drop_queue(false);
     hub_.forget(*this);
     hub_.count_session(-1);
@@ -51,7 +52,8 @@ bool Session::join(std::string_view name, std::uint64_t after) {
     std::vector<MessagePtr> history;
     topic_ = space_->subscribe(name, hub_, settings_.limits, after, history, seen_through_);
     if (!topic_) return false;
-    hub_.add(*this, topic_->serial);
+    serial_ = topic_->serial;
+    hub_.add(*this, serial_);
     // The newest that fit in max_queued, oldest first.
     std::size_t first = history.size();
     std::uint64_t bytes = 0;
@@ -355,10 +357,16 @@ void Session::drop_queue(bool keep_partial) {
 }
 
 void Session::leave() {
+    // It stays in its hub's list until it goes (a stop finds it there), but
+    // counts no more: nothing more is delivered to it.
     if (!topic_) return;
-    hub_.remove(*this, topic_->serial);
     space_->unsubscribe(*topic_, hub_);
     topic_ = nullptr;
+}
+
+void Session::end_now() {
+    if (!started_) return; // the connection's still: its first on_ready ends it
+    finish(note_code_ ? note_code_ : 1001, *note_ ? note_ : "server stopping");
 }
 
 void Session::close_with(ws::CloseCode code, std::string_view reason, std::uint16_t note_code,

@@ -76,6 +76,8 @@ public:
     void deliver(Piece& piece);
     void flush();
     void stop();
+    // The stop's grace is over: the fd closes now, answered or not.
+    void end_now();
 
     Kind kind() const { return kind_; }
     std::uint64_t queued_bytes() const { return queued_bytes_; }
@@ -140,7 +142,8 @@ private:
     std::uint32_t sent_ = 0; // bytes of the first entry already written
     std::shared_ptr<TopicSpace> space_;
     LoopHub& hub_;
-    Topic* topic_ = nullptr;
+    Topic* topic_ = nullptr;         // while subscribed
+    std::uint64_t serial_ = 0;       // its topic's, the key of its hub's list
     std::uint64_t seen_through_ = 0; // deliveries up to this id came as history
     std::uint64_t queued_bytes_ = 0;
     std::uint64_t bytes_sent_ = 0;
