@@ -477,3 +477,17 @@ def npm_package(build_dir, spec, prefix_name="npm"):
         raise unittest.SkipTest(f"cannot install {spec} with npm (no registry and not in "
                                 f"the npm cache?): {r.stderr.strip()[-500:]}")
     return modules
+
+
+def node_json(test, script, args, node_path, **env):
+    """What the Node script `script` printed last as a JSON line, asserting
+    it ran to the end (exit 0, no "error" in it)."""
+    env = dict(os.environ, NODE_PATH=node_path, **env)
+    r = subprocess.run(["node", script, *args], capture_output=True, text=True, timeout=90,
+                       env=env)
+    lines = [line for line in r.stdout.splitlines() if line.startswith("{")]
+    test.assertTrue(lines, f"node said nothing: {r.stderr[-2000:]}")
+    seen = json.loads(lines[-1])
+    test.assertNotIn("error", seen, r.stderr[-2000:])
+    test.assertEqual(r.returncode, 0)
+    return seen

@@ -9,16 +9,14 @@ BUILD_DIR/npm; the test is skipped only when that install cannot be made
 
     test_status_page.py WEFT_BINARY BUILD_DIR
 """
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import Weft, curl, npm_package  # noqa: E402
+from http_support import Weft, curl, node_json, npm_package  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Node 18 (Debian 12's) or later; Chromium from Debian's packages.
@@ -73,15 +71,9 @@ class StatusPage(unittest.TestCase):
     def test_the_page_draws_the_figures_and_updates(self):
         for _ in range(5):
             self.assertEqual(curl(self.port, "/hello").status, 200)
-        env = dict(os.environ, NODE_PATH=self.node_path, HOME=self.dir)
         url = f"http://127.0.0.1:{self.port}/server-status"
-        r = subprocess.run(["node", os.path.join(HERE, "status_page.js"), url, self.chromium],
-                           capture_output=True, text=True, timeout=90, env=env)
-        lines = [line for line in r.stdout.splitlines() if line.startswith("{")]
-        self.assertTrue(lines, f"node said nothing: {r.stderr[-2000:]}")
-        seen = json.loads(lines[-1])
-        self.assertNotIn("error", seen, r.stderr[-2000:])
-        self.assertEqual(r.returncode, 0)
+        seen = node_json(self, os.path.join(HERE, "status_page.js"), [url, self.chromium],
+                         self.node_path, HOME=self.dir)
         # Chromium's Accept (text/html first) chose the page.
         self.assertEqual(seen["status"], 200)
         self.assertEqual(seen["contentType"], "text/html; charset=utf-8")

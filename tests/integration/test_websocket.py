@@ -20,7 +20,6 @@ import re
 import shutil
 import socket
 import struct
-import subprocess
 import sys
 import tempfile
 import threading
@@ -28,7 +27,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import Weft, npm_package, read, wait_for  # noqa: E402
+from http_support import Weft, node_json, npm_package, read, wait_for  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WS_PACKAGE = "ws@8.23.0"  # works with Node 18 (Debian 12's) and later
@@ -648,15 +647,7 @@ class NodeClients(WebSocketCase):
         super().setUpClass()
 
     def node(self, *args):
-        env = dict(os.environ, NODE_PATH=self.node_path)
-        r = subprocess.run(["node", os.path.join(HERE, "websocket_clients.js"), *args],
-                           capture_output=True, text=True, timeout=90, env=env)
-        lines = [line for line in r.stdout.splitlines() if line.startswith("{")]
-        self.assertTrue(lines, f"node said nothing: {r.stderr[-2000:]}")
-        seen = json.loads(lines[-1])
-        self.assertNotIn("error", seen, r.stderr[-2000:])
-        self.assertEqual(r.returncode, 0)
-        return seen
+        return node_json(self, os.path.join(HERE, "websocket_clients.js"), args, self.node_path)
 
     def test_chat_between_ws_clients_on_both_loops(self):
         seen = self.node("chat", f"ws://127.0.0.1:{self.port}",
