@@ -1,5 +1,5 @@
 // libFuzzer target for the handlers as they serve: a site of real `files`,
-// `fastcgi`, `response` and `redirect` handlers, built from a configuration
+// `fastcgi`, `response`, `redirect` and `pubsub` handlers, built from a configuration
 // by build_server() as the weft binary builds them, serves one client
 // connection (a socketpair adopted by a Loop) through serve_connection. The
 // fastcgi handlers' backend is scripted: a coroutine on the same loop,
@@ -13,10 +13,12 @@
 // piece of a backend answer; the next piece of the client's bytes; the
 // backend hangs up every connection; the client shuts down its side; the
 // loop stops. A connection still running at that stop outlived its client
-// and its backend: WEFT_FUZZ_STRICT=1 aborts there, so the fuzzer keeps the
-// input. Every input builds its own server, loop and fd table on a thread of
-// its own (the handlers' per-thread caches go with it), so nothing carries
-// over, and ends with as many fds open as it began with (checked).
+// and its backend, and so did a WebSocket or SSE session (no task: it owns the
+// fd after the handshake) that kept the fd after the client's shutdown:
+// WEFT_FUZZ_STRICT=1 aborts there, so the fuzzer keeps the input. Sessions
+// left at the stop close with it (1001). Every input builds its own server, loop and fd table on a
+// thread of its own (the handlers' per-thread caches go with it), so nothing carries over, and ends
+// with as many fds open as it began with (checked).
 //
 // The handlers' error log (stderr) goes to /dev/null unless WEFT_FUZZ_LOG=1,
 // which also shows what weft sent the client; the sanitizers' and
@@ -311,6 +313,14 @@ site {
     response /health {
         body = ok
     }
+    pubsub /live {
+        clients_publish = on
+        max_message = 1k
+        max_queued = 4k
+        max_topics = 2
+        ping = 1h
+        subprotocols = chat
+    }
     status /status {
     }
     redirect /old {
@@ -441,6 +451,13 @@ void Session::drive() {
     if (stuck && world->strict) {
         std::fprintf(world->diagnostics, "handlers_fuzzer: %zu task(s) still running at the end\n",
                      stuck);
+        std::abort();
+    }
+    // A WebSocket or SSE session runs with no task: one that kept the
+    // connection after the client hung up shows as the server's end still open.
+    if (client_shut_ && !server_closed_ && world->strict) {
+        std::fprintf(world->diagnostics,
+                     "handlers_fuzzer: weft kept the connection after the client hung up\n");
         std::abort();
     }
     loop_.stop(std::chrono::milliseconds(0));

@@ -164,6 +164,88 @@ SEEDS = {
                       cgi(OK), cgi(OK)],
 }
 
+
+# --- WebSocket and SSE on `pubsub /live` ---------------------------------------
+
+WS_KEY = b"dGhlIHNhbXBsZSBub25jZQ=="
+
+
+def upgrade(path=b"/live/room", extra=b"", version=b"13", key=WS_KEY, http=b"HTTP/1.1"):
+    return (b"GET " + path + b" " + http + b"\r\nHost: x\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\nSec-WebSocket-Key: " + key + b"\r\n"
+            b"Sec-WebSocket-Version: " + version + b"\r\n" + extra + b"\r\n")
+
+
+def ws(opcode, payload=b"", fin=True, rsv=0, mask=b"\0\0\0\0", length=None):
+    """A client frame; the zero mask key by default leaves the payload as
+    written, so the fuzzer's mutations of it are mutations of the message."""
+    n = len(payload) if length is None else length
+    head = bytes([(0x80 if fin else 0) | rsv << 4 | opcode])
+    bit = 0x80 if mask is not None else 0
+    if n < 126:
+        head += bytes([bit | n])
+    elif n < 65536:
+        head += bytes([bit | 126]) + struct.pack(">H", n)
+    else:
+        head += bytes([bit | 127]) + struct.pack(">Q", n)
+    if mask is None:
+        return head + payload
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+def ws_close(code=None, reason=b""):
+    return ws(8, b"" if code is None else struct.pack(">H", code) + reason)
+
+
+TEXT, BINARY, CONT, PING, PONG = 1, 2, 0, 9, 10
+
+SEEDS.update({
+    # A chat member: messages (to its own topic), a ping, fragments with a
+    # ping between, a pong, the close handshake.
+    "ws_chat": [client(upgrade(extra=b"Sec-WebSocket-Protocol: other, chat\r\n")
+                       + ws(TEXT, b"hello") + ws(PING, b"p")
+                       + ws(TEXT, b"caf\xc3", fin=False) + ws(PING) + ws(CONT, b"\xa9!")
+                       + ws(BINARY, b"\xff\x00", mask=b"\x37\xfa\x21\x3d") + ws(PONG, b"x")),
+                client(ws_close(1000, b"bye"))],
+    # Frames after the handshake in pieces, a header split between them; the
+    # client hangs up with no close.
+    "ws_in_pieces": [client(upgrade(b"/live/a/b.c")),
+                     client(ws(TEXT, b"one two three")[:1]),
+                     client(ws(TEXT, b"one two three")[1:7]),
+                     client(ws(TEXT, b"one two three")[7:] + ws(TEXT, b"x" * 300)[:3], shut=True)],
+    # Each fails the connection: 1002, 1007, 1009.
+    "ws_unmasked": [client(upgrade() + ws(TEXT, b"hi", mask=None))],
+    "ws_rsv": [client(upgrade() + ws(TEXT, b"hi", rsv=4))],
+    "ws_opcode": [client(upgrade() + ws(0xB, b"x"))],
+    "ws_long_ping": [client(upgrade() + ws(PING, b"p" * 126))],
+    "ws_fragmented_ping": [client(upgrade() + ws(PING, b"p", fin=False))],
+    "ws_bad_utf8_split": [client(upgrade() + ws(TEXT, b"ok \xe2\x82", fin=False)),
+                          client(ws(CONT, b"(", fin=True) + ws_close(1000))],
+    "ws_bad_close_code": [client(upgrade() + ws_close(1005))],
+    "ws_one_byte_close": [client(upgrade() + ws(8, b"\x03"))],
+    "ws_close_reason_utf8": [client(upgrade() + ws_close(4000, b"\xff"))],
+    "ws_too_big": [client(upgrade() + ws(BINARY, length=5000)), client(b"z" * 64)],
+    "ws_too_big_fragments": [client(upgrade() + ws(TEXT, b"a" * 600, fin=False)
+                                    + ws(CONT, b"b" * 600))],
+    "ws_orphan_continuation": [client(upgrade() + ws(CONT, b"x"))],
+    "ws_data_inside_message": [client(upgrade() + ws(TEXT, b"a", fin=False) + ws(TEXT, b"b"))],
+    # Handshakes refused (426, 400, HTTP/1.0) before one that succeeds, and a
+    # publish before it on the same connection.
+    "ws_handshakes": [client(upgrade(version=b"8") + upgrade(key=b"short")
+                             + upgrade(http=b"HTTP/1.0")
+                             + post(b"/live/room", b"published first")
+                             + upgrade() + ws(TEXT, b"after") + ws_close(1001))],
+    # SSE: a subscriber resuming after an id; the client leaves.
+    "sse_subscribe": [client(get(b"/live/news", extra=b"Accept: text/event-stream\r\n"
+                                 b"Last-Event-ID: 5\r\n"), shut=True)],
+    # The handler's other answers: methods, topics, body and topic limits.
+    "pubsub_refusals": [client(b"PUT /live/x HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+                               + b"HEAD /live/x HTTP/1.1\r\nHost: x\r\n\r\n"
+                               + get(b"/live/") + get(b"/live/a//b") + get(b"/live/x")
+                               + post(b"/live/big", b"b" * 2000) + post(b"/live/t1", b"1")
+                               + post(b"/live/t2", b"2") + post(b"/live/t3", b"3"))],
+})
+
 # Crash on the code this target was written against: kept out of the corpus
 # (CI runs the corpus) until the library is fixed. Each is named for its bug.
 # (regressions/handlers/found_redirect_to_index_dir is the fuzzer's own find

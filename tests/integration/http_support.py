@@ -4,6 +4,7 @@ port, raw-socket clients that read responses exactly as framed, and curl.
 Python stdlib only; curl is Debian's.
 """
 import email.utils
+import json
 import os
 import re
 import shutil
@@ -449,3 +450,44 @@ def read_until_close(s):
         name, _, value = line.partition(":")
         headers[name.strip().lower()] = value.strip()
     return int(lines[0].split(" ", 2)[1]), headers, body.decode("latin-1")
+
+
+# --- npm packages the Node-driven tests use ---
+
+def npm_package(build_dir, spec, prefix_name="npm"):
+    """NODE_PATH for the npm package `spec` ("name@version"), installed once
+    per build tree into BUILD_DIR/prefix_name (from the npm cache when it has
+    it; a package of its own prefix survives an install of another, which
+    prunes what an earlier --no-save install put beside it); raises SkipTest
+    with npm's words when it cannot be installed."""
+    name, _, want = spec.rpartition("@")
+    prefix = os.path.join(build_dir, prefix_name)
+    modules = os.path.join(prefix, "node_modules")
+    try:
+        with open(os.path.join(modules, name, "package.json")) as f:
+            if json.load(f).get("version") == want:
+                return modules
+    except (OSError, ValueError):
+        pass
+    os.makedirs(prefix, exist_ok=True)
+    cmd = ["npm", "install", "--prefix", prefix, "--prefer-offline", "--no-audit", "--no-fund",
+           "--no-save", spec]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise unittest.SkipTest(f"cannot install {spec} with npm (no registry and not in "
+                                f"the npm cache?): {r.stderr.strip()[-500:]}")
+    return modules
+
+
+def node_json(test, script, args, node_path, **env):
+    """What the Node script `script` printed last as a JSON line, asserting
+    it ran to the end (exit 0, no "error" in it)."""
+    env = dict(os.environ, NODE_PATH=node_path, **env)
+    r = subprocess.run(["node", script, *args], capture_output=True, text=True, timeout=90,
+                       env=env)
+    lines = [line for line in r.stdout.splitlines() if line.startswith("{")]
+    test.assertTrue(lines, f"node said nothing: {r.stderr[-2000:]}")
+    seen = json.loads(lines[-1])
+    test.assertNotIn("error", seen, r.stderr[-2000:])
+    test.assertEqual(r.returncode, 0)
+    return seen

@@ -9,16 +9,14 @@ BUILD_DIR/npm; the test is skipped only when that install cannot be made
 
     test_status_page.py WEFT_BINARY BUILD_DIR
 """
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import Weft, curl  # noqa: E402
+from http_support import Weft, curl, node_json, npm_package  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Node 18 (Debian 12's) or later; Chromium from Debian's packages.
@@ -47,28 +45,6 @@ def chromium():
     return None
 
 
-def install_puppeteer(build_dir):
-    """NODE_PATH for puppeteer-core, installed once per build tree; raises
-    SkipTest with npm's words when it cannot be installed."""
-    prefix = os.path.join(build_dir, "npm")
-    modules = os.path.join(prefix, "node_modules")
-    want = PUPPETEER.rpartition("@")[2]
-    try:
-        with open(os.path.join(modules, "puppeteer-core", "package.json")) as f:
-            if json.load(f).get("version") == want:
-                return modules
-    except (OSError, ValueError):
-        pass
-    os.makedirs(prefix, exist_ok=True)
-    cmd = ["npm", "install", "--prefix", prefix, "--prefer-offline", "--no-audit", "--no-fund",
-           "--no-save", PUPPETEER]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if r.returncode != 0:
-        raise unittest.SkipTest(f"cannot install {PUPPETEER} with npm (no registry and not in "
-                                f"the npm cache?): {r.stderr.strip()[-500:]}")
-    return modules
-
-
 def require_browser():
     """(Chromium's path, NODE_PATH for puppeteer-core), installed into the
     BUILD_DIR of the command line (else the binary's directory); raises
@@ -80,7 +56,7 @@ def require_browser():
         raise unittest.SkipTest("node and npm are not installed (.ci/install-deps)")
     build_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.dirname(
         os.path.abspath(sys.argv[1]))
-    return path, install_puppeteer(build_dir)
+    return path, npm_package(build_dir, PUPPETEER)
 
 
 class StatusPage(unittest.TestCase):
@@ -102,15 +78,9 @@ class StatusPage(unittest.TestCase):
     def test_the_page_draws_the_figures_and_updates(self):
         for _ in range(5):
             self.assertEqual(curl(self.port, "/hello").status, 200)
-        env = dict(os.environ, NODE_PATH=self.node_path, HOME=self.dir)
         url = f"http://127.0.0.1:{self.port}/server-status"
-        r = subprocess.run(["node", os.path.join(HERE, "status_page.js"), url, self.chromium],
-                           capture_output=True, text=True, timeout=90, env=env)
-        lines = [line for line in r.stdout.splitlines() if line.startswith("{")]
-        self.assertTrue(lines, f"node said nothing: {r.stderr[-2000:]}")
-        seen = json.loads(lines[-1])
-        self.assertNotIn("error", seen, r.stderr[-2000:])
-        self.assertEqual(r.returncode, 0)
+        seen = node_json(self, os.path.join(HERE, "status_page.js"), [url, self.chromium],
+                         self.node_path, HOME=self.dir)
         # Chromium's Accept (text/html first) chose the page.
         self.assertEqual(seen["status"], 200)
         self.assertEqual(seen["contentType"], "text/html; charset=utf-8")
