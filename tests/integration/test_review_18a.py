@@ -13,6 +13,7 @@ import base64
 import os
 import socket
 import sys
+import threading
 import time
 import unittest
 
@@ -98,6 +99,165 @@ class ReviewTest(ServerTestCase):
             after - before, 256 + 4096,
             f"one session that never reads grew weft's RSS by {after - before} KiB "
             f"with max_queued = 256 KiB")
+
+    def test_a_flooding_subscriber_does_not_starve_the_loop(self):
+        """An event stream reads (and drops) all its client sends, 16 KiB at a
+        time while reads come back full: a client that keeps its socket full
+        must not keep the only loop from answering others."""
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+        self.addCleanup(s.close)
+        s.sendall(b"GET /live/flood HTTP/1.1\r\nHost: a\r\n"
+                  b"Accept: text/event-stream\r\n\r\n")
+        self.assertTrue(s.recv(4096).startswith(b"HTTP/1.1 200"))
+        stop = threading.Event()
+
+        def flood():
+            chunk = b"x" * (1 << 20)
+            try:
+                while not stop.is_set():
+                    s.sendall(chunk)
+            except OSError:
+                pass
+        t = threading.Thread(target=flood)
+        t.start()
+        try:
+            for _ in range(5):
+                started = time.monotonic()
+                with socket.create_connection(("127.0.0.1", self.port), timeout=10) as c:
+                    c.sendall(b"POST /live/other HTTP/1.1\r\nHost: a\r\n"
+                              b"Content-Length: 1\r\nConnection: close\r\n\r\nx")
+                    c.settimeout(10)
+                    answer = c.recv(100)
+                self.assertTrue(answer.startswith(b"HTTP/1.1 200"), answer)
+                self.assertLess(time.monotonic() - started, 5.0)
+        finally:
+            stop.set()
+            s.shutdown(socket.SHUT_RDWR)
+            t.join(10)
+
+
+CHAOS_CONF = """\
+threads = 2
+listener 127.0.0.1:{port}
+site {
+    pubsub /live {
+        history = 5
+        clients_publish = on
+        max_queued = 64K
+        ping = 300
+    }
+    pubsub /gone {
+        clients_publish = on
+        ping = 300
+    }
+}
+"""
+
+
+def frame(opcode, payload=b"", fin=True):
+    head = bytes([(0x80 if fin else 0) | opcode])
+    n = len(payload)
+    if n < 126:
+        head += bytes([0x80 | n])
+    elif n < 65536:
+        head += bytes([0x80 | 126]) + n.to_bytes(2, "big")
+    else:
+        head += bytes([0x80 | 127]) + n.to_bytes(8, "big")
+    return head + MASK + bytes(b ^ MASK[i % 4] for i, b in enumerate(payload))
+
+
+class ChaosTest(unittest.TestCase):
+    """Sessions in every state when a reload frees their handler and a
+    SIGTERM stops the loops: weft exits 0, and (ASan build) reports nothing."""
+
+    def test_reload_then_sigterm_with_sessions_in_every_state(self):
+        from http_support import Weft
+        import signal
+        import tempfile
+        with tempfile.TemporaryDirectory() as dir:
+            weft = Weft(dir, CHAOS_CONF)
+            try:
+                self.chaos(weft)
+            finally:
+                weft.kill()
+            err = weft.stderr()
+            self.assertNotIn("AddressSanitizer", err, err[-4000:])
+            self.assertNotIn("runtime error", err, err[-4000:])
+
+    def chaos(self, weft):
+        import signal
+        from http_support import wait_for
+        port = weft.port
+        keep = []
+        for path in ["/live/a", "/live/b", "/gone/g", "/gone/g"] * 6:
+            keep.append(upgrade_path(port, path, rcvbuf=4096))
+        # Some publish big messages to their own topic and never read.
+        big = b"y" * 60000
+        for s in keep[:8]:
+            s.sendall(frame(0x2, big))
+        # Some start their close and never read the answer; some reset.
+        for s in keep[8:12]:
+            s.sendall(frame(0x8, b"\x03\xe8"))
+        for s in keep[12:14]:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            s.close()
+        # Event streams that never read.
+        for i in range(6):
+            e = socket.socket()
+            e.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            e.connect(("127.0.0.1", port))
+            e.sendall(f"GET /live/a HTTP/1.1\r\nHost: a\r\nAccept: text/event-stream\r\n"
+                      f"Last-Event-ID: {i}\r\n\r\n".encode())
+            keep.append(e)
+        # A reload that frees both handlers and drops /gone.
+        with open(weft.conf_path) as f:
+            text = f.read()
+        with open(weft.conf_path, "w") as f:
+            f.write(text.replace("    pubsub /gone {\n        clients_publish = on\n"
+                                 "        ping = 300\n    }\n", ""))
+        before = weft.stderr().count("reloaded")
+        weft.process.send_signal(signal.SIGHUP)
+        self.assertTrue(wait_for(lambda: weft.stderr().count("reloaded") > before, 15),
+                        weft.stderr())
+        # /gone's sessions still publish to each other through their space.
+        for s in keep[14:24]:
+            if s.fileno() >= 0:
+                try:
+                    s.sendall(frame(0x1, b"after reload") + frame(0x9, b"p") * 200)
+                except OSError:
+                    pass
+        # Vanish mid-handshake, while pings and closes are in flight.
+        for _ in range(10):
+            v = socket.create_connection(("127.0.0.1", port))
+            v.sendall(b"GET /live/a HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\n")
+            v.close()
+        time.sleep(0.8)  # a few ping ticks, some 2 s close waits running
+        weft.process.send_signal(signal.SIGTERM)
+        code = weft.wait(30)
+        for s in keep:
+            s.close()
+        self.assertEqual(code, 0, weft.stderr()[-4000:])
+
+
+def upgrade_path(port, path, rcvbuf=None):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.settimeout(10)
+    s.connect(("127.0.0.1", port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall((f"GET {path} HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\n"
+               f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+               f"Sec-WebSocket-Version: 13\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(1)
+        if not chunk:
+            raise AssertionError("closed during the handshake")
+        head += chunk
+    if not head.startswith(b"HTTP/1.1 101"):
+        raise AssertionError(head)
+    return s
 
 
 if __name__ == "__main__":
