@@ -7,7 +7,12 @@ test_pong_queue_memory_is_bounded_near_max_queued FAILS on eb32474: the
 send queue is bounded by the bytes it holds (max_queued), but each queued
 pong of an empty ping is 2 bytes that cost a heap Piece (~64 B) and an
 Entry (24 B, in a vector that doubles): a client that sends empty pings
-and never reads makes one session hold ~50x max_queued.
+and never reads makes one session hold ~45x max_queued (11 MiB of peak RSS for 256 KiB,
+debug build; 23 MiB under ASan). Root cause: Session::push
+(handlers/pubsub/session.cpp) bounds queued_bytes_ only, and
+push_control allocates a Piece per control frame.
+
+The other two hold on eb32474 (kept as guards).
 """
 import base64
 import os
@@ -35,12 +40,12 @@ MASK = b"\x01\x02\x03\x04"
 EMPTY_PING = bytes([0x89, 0x80]) + MASK  # masked, no payload: 6 bytes
 
 
-def rss_kib(pid):
+def peak_kib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith("VmHWM:"):
                 return int(line.split()[1])
-    raise AssertionError("no VmRSS")
+    raise AssertionError("no VmHWM")
 
 
 def upgrade(port, rcvbuf=None):
@@ -68,36 +73,29 @@ def upgrade(port, rcvbuf=None):
 class ReviewTest(ServerTestCase):
     CONF = CONF
 
-    def settle_rss(self, pid, limit_kib, seconds=10):
-        """RSS once it stops growing (or passes limit_kib), within `seconds`."""
-        deadline = time.monotonic() + seconds
-        last = rss_kib(pid)
-        while time.monotonic() < deadline:
-            time.sleep(0.3)
-            now = rss_kib(pid)
-            if now > limit_kib or now == last:
-                return now
-            last = now
-        return last
-
     def test_pong_queue_memory_is_bounded_near_max_queued(self):
         pid = self.weft.process.pid
         warm = upgrade(self.port)
         warm.close()
         time.sleep(0.3)
-        before = rss_kib(pid)
+        before = peak_kib(pid)
         s = upgrade(self.port, rcvbuf=4096)
         self.addCleanup(s.close)
-        # 120000 pongs of 2 bytes: 240000 bytes queued, under max_queued
-        # (262144): the session stays open and keeps all of them.
-        batch = EMPTY_PING * 1000
-        for _ in range(120):
+        # 3 million empty pings (18 MB): their pongs fill the kernel's send
+        # buffer, then the session's queue up to max_queued (131072 pongs),
+        # then it closes with 1008. The peak is measured, not the end.
+        batch = EMPTY_PING * 10000
+        for _ in range(300):
             s.sendall(batch)
-        limit = before + 256 + 4096  # max_queued plus 4 MiB of slack
-        after = self.settle_rss(pid, limit)
+        limit = 256 + 4096  # max_queued plus 4 MiB of slack
+        deadline = time.monotonic() + 10
+        grown = peak_kib(pid) - before
+        while grown <= limit and time.monotonic() < deadline:
+            time.sleep(0.3)
+            grown = peak_kib(pid) - before
         self.assertLessEqual(
-            after - before, 256 + 4096,
-            f"one session that never reads grew weft's RSS by {after - before} KiB "
+            grown, limit,
+            f"one session that never reads raised weft's peak RSS by {grown} KiB "
             f"with max_queued = 256 KiB")
 
     def test_a_flooding_subscriber_does_not_starve_the_loop(self):
