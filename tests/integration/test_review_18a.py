@@ -133,6 +133,38 @@ class ReviewTest(ServerTestCase):
             s.shutdown(socket.SHUT_RDWR)
             t.join(10)
 
+    def test_no_fd_outlives_clients_that_vanish(self):
+        pid = self.weft.process.pid
+
+        def fds():
+            return len(os.listdir(f"/proc/{pid}/fd"))
+        time.sleep(0.3)
+        baseline = fds()
+        linger = b"\x01\x00\x00\x00\x00\x00\x00\x00"
+        for i in range(20):  # reset right after the request
+            v = socket.create_connection(("127.0.0.1", self.port))
+            v.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+            v.sendall(b"GET /live/v HTTP/1.1\r\nHost: a\r\n" + (
+                b"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n" if i % 2 else
+                b"Accept: text/event-stream\r\n\r\n"))
+            v.close()
+        for i in range(10):
+            w = upgrade(self.port)
+            if i % 2:
+                w.sendall(bytes([0x88, 0x82]) + MASK + bytes([0x03 ^ 1, 0xe8 ^ 2]))
+            w.shutdown(socket.SHUT_WR)  # half-closed, never reads
+            self.addCleanup(w.close)
+        for i in range(10):  # reset while pongs are queued for it
+            w = upgrade(self.port, rcvbuf=4096)
+            w.sendall(EMPTY_PING * 20000)
+            w.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+            w.close()
+        deadline = time.monotonic() + 10
+        while fds() > baseline and time.monotonic() < deadline:
+            time.sleep(0.2)
+        self.assertEqual(fds(), baseline, os.listdir(f"/proc/{pid}/fd"))
+
 
 CHAOS_CONF = """\
 threads = 2
@@ -197,7 +229,8 @@ class ChaosTest(unittest.TestCase):
         for s in keep[8:12]:
             s.sendall(frame(0x8, b"\x03\xe8"))
         for s in keep[12:14]:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                         b"\x01\x00\x00\x00\x00\x00\x00\x00")
             s.close()
         # Event streams that never read.
         for i in range(6):
@@ -228,6 +261,16 @@ class ChaosTest(unittest.TestCase):
         for _ in range(10):
             v = socket.create_connection(("127.0.0.1", port))
             v.sendall(b"GET /live/a HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\n")
+            v.close()
+        # Whole upgrades and event-stream requests reset before the answer.
+        linger = b"\x01\x00\x00\x00\x00\x00\x00\x00"
+        for i in range(20):
+            v = socket.create_connection(("127.0.0.1", port))
+            v.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+            v.sendall(b"GET /live/a HTTP/1.1\r\nHost: a\r\n" + (
+                b"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n" if i % 2 else
+                b"Accept: text/event-stream\r\n\r\n"))
             v.close()
         time.sleep(0.8)  # a few ping ticks, some 2 s close waits running
         weft.process.send_signal(signal.SIGTERM)
