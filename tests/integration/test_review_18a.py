@@ -12,7 +12,15 @@ debug build; 23 MiB under ASan). Root cause: Session::push
 (handlers/pubsub/session.cpp) bounds queued_bytes_ only, and
 push_control allocates a Piece per control frame.
 
-The other two hold on eb32474 (kept as guards).
+test_history_kept_for_topics_nobody_reads_is_bounded FAILS on eb32474
+(design-level): clients that publish (clients_publish, history = 5) 5 x
+60000 bytes to each of 100 topics and leave keep 60 MiB resident: no
+total bound on kept history (max_topics x history x max_message), and a
+Message keeps both encodings (WebSocket frame and SSE event), ~2x payload.
+
+The others hold on eb32474 (kept as guards): a flooding event stream,
+resets and half-closes leave no fd, reload + SIGTERM with sessions in
+every state exits 0 and ASan-clean.
 """
 import base64
 import os
@@ -38,6 +46,14 @@ site {
 
 MASK = b"\x01\x02\x03\x04"
 EMPTY_PING = bytes([0x89, 0x80]) + MASK  # masked, no payload: 6 bytes
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
 
 
 def peak_kib(pid):
@@ -278,6 +294,53 @@ class ChaosTest(unittest.TestCase):
         for s in keep:
             s.close()
         self.assertEqual(code, 0, weft.stderr()[-4000:])
+
+
+HISTORY_CONF = """\
+threads = 1
+listener 127.0.0.1:{port}
+site {
+    pubsub /chat {
+        clients_publish = on
+        history = 5
+    }
+}
+"""
+
+
+class HistoryPinningTest(unittest.TestCase):
+    """Design-level: with clients_publish and history, a client that
+    publishes max_message bytes to each of many topics and leaves pins
+    max_topics x history x max_message (10000 x 5 x 64 KiB = 3.2 GiB with the
+    defaults): nothing bounds kept history in total. 100 topics here
+    (31 MiB); FAILS on eb32474."""
+
+    def test_history_kept_for_topics_nobody_reads_is_bounded(self):
+        from http_support import Weft
+        import tempfile
+        with tempfile.TemporaryDirectory() as dir:
+            weft = Weft(dir, HISTORY_CONF)
+            try:
+                pid = weft.process.pid
+                time.sleep(0.3)
+                before = rss_kib(pid)
+                message = frame(0x2, os.urandom(60000))
+                for t in range(100):
+                    s = upgrade_path(weft.port, f"/chat/t{t}")
+                    s.sendall(message * 5 + frame(0x8, b"\x03\xe8"))
+                    s.settimeout(5)
+                    try:
+                        while s.recv(65536):
+                            pass
+                    except OSError:
+                        pass
+                    s.close()
+                time.sleep(0.5)
+                grown = rss_kib(pid) - before
+                self.assertLess(grown, 16 << 10,
+                                f"100 clients gone pin {grown} KiB of history")
+            finally:
+                weft.stop()
 
 
 def upgrade_path(port, path, rcvbuf=None):
