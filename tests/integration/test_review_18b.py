@@ -6,6 +6,7 @@ reviewed (main at eb32474); test_holds_* pin what held.
     test_review_18b.py WEFT_BINARY
 """
 import os
+import signal
 import socket
 import sys
 import time
@@ -13,7 +14,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from http_support import ServerTestCase  # noqa: E402
-from websocket_support import EventStream, WebSocket  # noqa: E402
+from websocket_support import Closed, EventStream, WebSocket  # noqa: E402
 
 CONF = """\
 threads = 2
@@ -166,6 +167,82 @@ class Review18bTest(ServerTestCase):
         status, answer = self.status(b"POST /live/t HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: "
                                      b"chunked\r\n\r\n%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n")
         self.assertEqual(status, 413, answer)
+
+
+RELOAD_CONF = """\
+threads = 1
+listener 127.0.0.1:{port}
+site {
+    pubsub /chat {
+        clients_publish = on
+    }
+}
+"""
+
+
+class ReloadTest(ServerTestCase):
+    CONF = RELOAD_CONF
+
+    def test_fails_reload_turning_clients_publish_off_spares_live_sessions(self):
+        # An operator turns clients_publish off (abuse) and reloads: a new
+        # subscriber is refused (1008), but one connected before keeps
+        # publishing to everyone: Session copies SessionSettings at
+        # subscribe (session.hpp `SessionSettings settings_`) and never
+        # sees the reload.
+        talker = WebSocket(self.port, "/chat/r")
+        listener = WebSocket(self.port, "/chat/r")
+        self.addCleanup(talker.close_socket)
+        self.addCleanup(listener.close_socket)
+        self.assertEqual((talker.status, listener.status), (101, 101))
+        conf = self.weft.conf_path
+        with open(conf) as f:
+            text = f.read()
+        with open(conf, "w") as f:
+            f.write(text.replace("clients_publish = on", "clients_publish = off"))
+        self.weft.process.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while "reload 1" not in self.weft.stderr() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertIn("reload 1", self.weft.stderr())
+        late = WebSocket(self.port, "/chat/r")
+        self.addCleanup(late.close_socket)
+        late.send_text("late")
+        self.assertEqual(late.recv_close(), 1008)
+        talker.send_text("still here")
+        try:
+            got = listener.recv_data(timeout=1.5)
+        except (socket.timeout, TimeoutError, Closed):
+            got = None
+        self.assertIsNone(got, "a live session published after clients_publish went off")
+
+
+PROXY_CONF = """\
+threads = 1
+listener 127.0.0.1:{port} proxy_protocol
+site {
+    pubsub /live {
+    }
+}
+"""
+
+
+class ProxyProtocolTest(ServerTestCase):
+    CONF = PROXY_CONF
+
+    def post_behind(self, header):
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
+            s.sendall(header + b"POST /live/t HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n"
+                               b"Connection: close\r\n\r\nx")
+            return int(s.recv(100).split(b" ", 2)[1])
+
+    def test_holds_proxy_named_remote_client_may_not_publish(self):
+        self.assertEqual(self.post_behind(b"PROXY TCP4 203.0.113.9 127.0.0.1 5555 80\r\n"), 403)
+
+    def test_fails_proxy_unknown_from_a_local_proxy_publishes(self):
+        # "PROXY UNKNOWN" (HAProxy sends it for a client it cannot name,
+        # e.g. one that came over a unix socket or a health check) keeps the
+        # peer, the local proxy, as the client: loopback, so it publishes.
+        self.assertEqual(self.post_behind(b"PROXY UNKNOWN\r\n"), 403)
 
 
 if __name__ == "__main__":
