@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Review 18b (hostile): the pubsub handler's publish side and handler
-edges. Tests named test_fails_* reproduce findings and FAIL on the code
-reviewed (main at eb32474); test_holds_* pin what held.
+edges. Tests named test_fails_* reproduced findings and failed on the code
+reviewed (main at eb32474); those fixed since are test_fixed_*, those left
+open are expectedFailure (an unexpected success fails the suite: unmark
+then); test_holds_* pin what held.
 
     test_review_18b.py WEFT_BINARY
 """
@@ -77,7 +79,7 @@ class Review18bTest(ServerTestCase):
 
     # --- findings ---
 
-    def test_fails_upgrade_with_a_body_is_a_500_carrying_the_accept_field(self):
+    def test_fixed_upgrade_with_a_body_is_a_500_carrying_the_accept_field(self):
         # A GET upgrade with Content-Length: switch_protocols() says -EBUSY,
         # handler.cpp ignores it, the connection answers 500 with the
         # Sec-WebSocket-Accept field already set. A client error is not a 500.
@@ -89,12 +91,13 @@ class Review18bTest(ServerTestCase):
         if status != 101:
             self.assertNotIn(b"Sec-WebSocket-Accept", answer)
 
-    def test_fails_event_stream_get_with_a_body_is_a_500(self):
+    def test_fixed_event_stream_get_with_a_body_is_a_500(self):
         status, answer = self.status(
             "GET /live/t HTTP/1.1\r\nHost: a\r\nAccept: text/event-stream\r\n"
             "Content-Length: 5\r\n\r\nhello", wait=0.5)
         self.assertNotEqual(status, 500, answer)
 
+    @unittest.expectedFailure  # left open (issue 18 note)
     def test_fails_limit_conn_does_not_count_subscribers(self):
         # nginx's limit_conn counts a WebSocket for as long as it lives; here
         # the slot goes back when the coroutine detaches, so one address
@@ -107,7 +110,7 @@ class Review18bTest(ServerTestCase):
             self.addCleanup(w.close_socket)
         self.assertIn(429, [w.status for w in sockets], [w.status for w in sockets])
 
-    def test_fails_loopback_default_lets_a_local_proxy_relay_everyone(self):
+    def test_fixed_loopback_default_lets_a_local_proxy_relay_everyone(self):
         # Neither publish_from nor publish_token: "loopback only". A local
         # nginx/HAProxy in front connects from 127.0.0.1 for every client;
         # the X-Forwarded-For it adds is not read without real_ip_from, so an
@@ -115,14 +118,14 @@ class Review18bTest(ServerTestCase):
         status, answer = self.post("/live/t", headers="X-Forwarded-For: 203.0.113.9\r\n")
         self.assertEqual(status, 403, answer)
 
-    def test_fails_unix_socket_clients_count_as_loopback(self):
+    def test_fixed_unix_socket_clients_count_as_loopback(self):
         # is_local() says every unix client is local (handler.cpp), which
         # docs/pubsub.md does not say (127.0.0.0/8, ::1); behind a proxy on
         # a unix socket, that is everyone.
         status, answer = self.post("/live/t", unix=True)
         self.assertEqual(status, 403, answer)
 
-    def test_fails_topics_collide_after_normalisation(self):
+    def test_fixed_topics_collide_after_normalisation(self):
         # The grammar has no %2F and no empty segment, yet /live/a%2Fb and
         # /live//b reach the topics a/b and b: the path is decoded and
         # merged before topic_of() sees it.
@@ -183,6 +186,7 @@ site {
 class ReloadTest(ServerTestCase):
     CONF = RELOAD_CONF
 
+    @unittest.expectedFailure  # left open (issue 18 note)
     def test_fails_reload_turning_clients_publish_off_spares_live_sessions(self):
         # An operator turns clients_publish off (abuse) and reloads: a new
         # subscriber is refused (1008), but one connected before keeps
@@ -238,6 +242,7 @@ class ProxyProtocolTest(ServerTestCase):
     def test_holds_proxy_named_remote_client_may_not_publish(self):
         self.assertEqual(self.post_behind(b"PROXY TCP4 203.0.113.9 127.0.0.1 5555 80\r\n"), 403)
 
+    @unittest.expectedFailure  # left open (issue 18 note)
     def test_fails_proxy_unknown_from_a_local_proxy_publishes(self):
         # "PROXY UNKNOWN" (HAProxy sends it for a client it cannot name,
         # e.g. one that came over a unix socket or a health check) keeps the

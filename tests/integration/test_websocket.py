@@ -444,10 +444,6 @@ class Frames(WebSocketCase):
     def test_data_frame_inside_a_message_is_1002(self):
         self.fails_with(1002, frame(TEXT, b"one", fin=False) + frame(TEXT, b"two"))
 
-    # FAILS on hub18 (e5c28b8), as does the fragments' below: the 1009 waits
-    # for a payload byte (the next test), the header alone draws nothing.
-    # Marked so the suite passes; an unexpected success fails it: unmark then.
-    @unittest.expectedFailure
     def test_message_past_max_message_is_1009_before_its_payload(self):
         c = self.client("/live/errors")
         # The header alone: the close comes while the client still holds the
@@ -460,7 +456,6 @@ class Frames(WebSocketCase):
         c.send(frame(BINARY, length=MAX_MESSAGE + 1) + b"a")
         self.assertCloses(c, 1009)
 
-    @unittest.expectedFailure  # FAILS on hub18 (e5c28b8): see above
     def test_fragments_past_max_message_are_1009_before_the_payload(self):
         c = self.client("/live/errors")
         half = MAX_MESSAGE // 2 + 10
@@ -674,10 +669,6 @@ class NodeClients(WebSocketCase):
         self.assertEqual(seen["extensions"], "")
         self.assertEqual(seen["big"]["code"], 1009)
 
-    # FAILS on hub18 (e5c28b8): the close's reason is not echoed, its code is
-    # (all RFC 6455 §5.5.1 asks; issue 18's test plan asks for both).
-    # Marked so the suite passes; an unexpected success fails it: unmark then.
-    @unittest.expectedFailure
     def test_close_reason_is_echoed(self):
         seen = self.node("basics", f"ws://127.0.0.1:{self.port}")
         self.assertEqual(seen["close"]["reason"], "good bye é")

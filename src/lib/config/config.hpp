@@ -177,7 +177,7 @@ struct PubsubHandler : HandlerCommon {
     // Who may POST: `publish_from` allow rules (util/cidr.hpp, as allow_from
     // reads them: a client may when allows_explicitly()), and/or a bearer
     // token (Authorization: Bearer TOKEN). Each one set is required; neither
-    // set: loopback only (127.0.0.0/8, ::1).
+    // set: loopback only (127.0.0.0/8, ::1), and no forwarding fields.
     AccessRules publish_from;
     std::string publish_token;             // empty: none; ${VAR} keeps it out of the file
     bool clients_publish = false;          // a WebSocket subscriber's messages go to its topic

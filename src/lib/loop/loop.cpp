@@ -249,8 +249,13 @@ int Loop::watch_fd(int fd, FdWatcher& watcher, std::uint8_t interest) {
         return -EBUSY;
     }
     if (entry.data && entry.data != &watcher) return -EBUSY;
+    const bool watching = entry.data != nullptr;
     entry.data = &watcher;
-    return watch(fd, entry, interest);
+    const int result = watch(fd, entry, interest);
+    // A watcher epoll refused is not left behind: its owner may free it at
+    // once (a detached session does), and the entry would call it.
+    if (result != 0 && !watching) entry.data = nullptr;
+    return result;
 }
 
 void Loop::unwatch_fd(int fd, FdWatcher& watcher) {

@@ -8,6 +8,7 @@
 #include "loop/io.hpp"
 #include "loop/loop.hpp"
 #include "util/ascii.hpp"
+#include "util/sha1.hpp"
 
 #include <sys/socket.h>
 
@@ -83,7 +84,19 @@ IpAddress client_address(const http::Exchange& exchange) {
     return IpAddress::of(reinterpret_cast<const sockaddr*>(&peer));
 }
 
-bool is_local(const IpAddress& address) {
+// Whether the request came straight from this machine: a loopback peer (or
+// the loopback client a trusted proxy named) and no forwarding field an
+// untrusted relay added. A local reverse proxy connects from 127.0.0.1 for
+// everyone it relays, and usually says so in X-Forwarded-For or Forwarded;
+// one on a unix socket is the usual case of a unix socket, so those are not
+// local either (publish_from = unix: lets them in).
+bool is_local(const IpAddress& address, const http::Exchange& exchange) {
+    const http::ForwardedClient* forwarded = exchange.forwarded_client();
+    if (!(forwarded && forwarded->named)) {
+        const http::Request& request = exchange.request();
+        for (const char* relayed : {"X-Forwarded-For", "Forwarded", "X-Real-IP", "Via"})
+            if (!request.header(relayed).empty()) return false;
+    }
     switch (address.family) {
     case IpAddress::Family::ipv4:
         return address.bytes[0] == 127;
@@ -93,19 +106,30 @@ bool is_local(const IpAddress& address) {
         return std::equal(address.bytes, address.bytes + 16, kLoopback);
     }
     case IpAddress::Family::unix_socket:
-        return true; // only this machine reaches a unix socket
     case IpAddress::Family::none:
         break;
     }
     return false;
 }
 
-// Compares in time independent of where they differ.
-bool same_secret(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
+// Compares in time independent of where they differ, and of the secret's
+// length: their SHA-1 digests are compared, byte by byte to the end.
+bool same_secret(std::string_view given, std::string_view secret) {
+    const Sha1::Digest a = Sha1::of(given);
+    const Sha1::Digest b = Sha1::of(secret);
     unsigned char differ = 0;
     for (std::size_t i = 0; i < a.size(); ++i) differ |= static_cast<unsigned char>(a[i] ^ b[i]);
     return differ == 0;
+}
+
+// The topic as the client wrote it: the raw path ends with it, after one
+// slash. Topics come from the decoded, normalised path, where `a%2Fb` and
+// `//b` would be the names `a/b` and `b` the grammar refuses.
+bool written_as_is(const http::Request& request, std::string_view topic) {
+    const std::string_view raw = request.path;
+    if (raw.size() < topic.size() + 2 || !raw.ends_with(topic)) return false;
+    const std::size_t slash = raw.size() - topic.size() - 1;
+    return raw[slash] == '/' && raw[slash - 1] != '/';
 }
 
 std::uint64_t last_event_id(const http::Request& request) {
@@ -135,13 +159,18 @@ void PubsubHandler::serve(http::Exchange& exchange) const {
         exchange.path().substr(std::min(prefix().size(), exchange.path().size()));
     if (!rest.empty() && rest.front() == '/') rest.remove_prefix(1);
     const std::optional<std::string_view> topic = pubsub::topic_of(rest);
-    if (!topic) {
+    if (!topic || !written_as_is(exchange.request(), *topic)) {
         exchange.send_error(404);
         return;
     }
     const http::Request& request = exchange.request();
     switch (request.method) {
     case http::Method::get:
+        if (request.has_body()) {
+            exchange.close_after();
+            exchange.send_error(400, "A subscription has no body.");
+            return;
+        }
         if (has_token(request, "Upgrade", "websocket"))
             subscribe_websocket(exchange, *topic);
         else if (accepts_event_stream(request))
@@ -226,7 +255,7 @@ bool PubsubHandler::may_publish(http::Exchange& exchange) const {
     if (by_address || !by_token) {
         const IpAddress client = client_address(exchange);
         const bool allowed =
-            by_address ? settings_.publish_from.allows_explicitly(client) : is_local(client);
+            by_address ? settings_.publish_from.allows_explicitly(client) : is_local(client, exchange);
         if (!allowed) {
             exchange.send_error(403);
             return false;

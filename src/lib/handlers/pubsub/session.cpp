@@ -21,6 +21,9 @@ namespace {
 constexpr std::string_view kPing("\x89\x00", 2);
 constexpr std::string_view kComment(":\n\n");
 constexpr std::size_t kMaxIov = 256;
+// What a queued entry costs beside its bytes, counted against max_queued:
+// the Entry and, for a control frame, its Piece and the heap's overhead.
+constexpr std::size_t kEntryCost = 128;
 
 } // namespace
 
@@ -180,7 +183,8 @@ bool Session::on_control(const ws::FrameReader::Step& step) {
             }
             return true;
         }
-        // Echo its code (§5.5.1), then close once the echo is out.
+        // Echo its code and reason (§5.5.1; the reader checked both), then
+        // close once the echo is out.
         const std::uint16_t code =
             step.payload.size() >= 2
                 ? static_cast<std::uint16_t>(step.payload[0] << 8 | step.payload[1])
@@ -190,8 +194,7 @@ bool Session::on_control(const ws::FrameReader::Step& step) {
         note_ = "closed by client";
         leave();
         // What is queued goes first (a pong it asked for among it): bounded.
-        push_control(ws::Opcode::close,
-                     step.payload.first(std::min<std::size_t>(step.payload.size(), 2)));
+        push_control(ws::Opcode::close, step.payload);
         arm(kCloseWaitMs);
         send_soon();
         return true;
@@ -258,10 +261,14 @@ void Session::deliver(Piece& piece) {
 bool Session::push(Piece* piece, std::string_view bytes, bool always) {
     // One message always fits an empty queue: an event stream's lines make
     // a message of max_message bytes longer than that.
-    if (queued_bytes_ && queued_bytes_ + bytes.size() > settings_.max_queued && !always)
-        return false;
+    // Each entry is charged what it holds in memory beside its bytes, so
+    // that a client sending empty pings and reading nothing (a 2-byte pong
+    // each, in a Piece of its own) meets max_queued as a slow reader does:
+    // counting bytes alone let one hold 45 times max_queued (review).
+    const std::size_t cost = bytes.size() + kEntryCost;
+    if (queued_bytes_ && queued_bytes_ + cost > settings_.max_queued && !always) return false;
     queue_.push_back({piece, bytes.data(), static_cast<std::uint32_t>(bytes.size())});
-    queued_bytes_ += bytes.size();
+    queued_bytes_ += cost;
     if (piece) ++piece->users;
     return true;
 }
@@ -323,7 +330,7 @@ void Session::flush() {
             }
             left -= rest;
             sent_ = 0;
-            queued_bytes_ -= entry.size;
+            queued_bytes_ -= entry.size + kEntryCost;
             release(entry);
             ++done;
         }
@@ -349,7 +356,7 @@ void Session::release(Entry& entry) {
 void Session::drop_queue(bool keep_partial) {
     const std::size_t keep = keep_partial && sent_ > 0 && !queue_.empty() ? 1 : 0;
     for (std::size_t i = keep; i < queue_.size(); ++i) {
-        queued_bytes_ -= queue_[i].size;
+        queued_bytes_ -= queue_[i].size + kEntryCost;
         release(queue_[i]);
     }
     queue_.resize(keep);

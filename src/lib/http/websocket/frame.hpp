@@ -37,12 +37,14 @@ enum class CloseCode : std::uint16_t {
 inline constexpr std::size_t kMaxControlPayload = 125;
 
 // Whether a peer may send `code` in a close frame (§7.4.1, §7.4.2): the
-// defined codes 1000-1003 and 1007-1011, and 3000-4999 (registered and
-// private). 1004 is reserved; 1005, 1006 and 1015 must never be sent; the rest
-// of 0-2999 is unassigned. A close frame with any other code fails the
+// defined codes 1000-1003 and 1007-1011, the three IANA registered since
+// (1012 service restart, 1013 try again later, 1014 bad gateway: Node's `ws`
+// accepts them too), and 3000-4999 (registered and private). 1004 is
+// reserved; 1005, 1006 and 1015 must never be sent; the rest of 0-2999 is
+// unassigned. A close frame with any other code fails the
 // connection with 1002 (as Autobahn's cases 7.9 expect).
 constexpr bool peer_may_send(std::uint16_t code) {
-    return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1011) ||
+    return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) ||
            (code >= 3000 && code <= 4999);
 }
 

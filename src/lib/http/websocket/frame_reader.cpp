@@ -190,7 +190,10 @@ FrameReader::Step FrameReader::control_step(std::span<std::uint8_t> input, std::
 
 FrameReader::Step FrameReader::data_step(std::span<std::uint8_t> input, std::size_t used) {
     const std::size_t n = std::min<std::uint64_t>(remaining_, input.size() - used);
-    if (n == 0 && remaining_ > 0) return need_more(used);
+    // A header completed by this call is handed out even with no payload
+    // yet (an empty piece, its frame_remaining), so a size limit fails at
+    // the header: a client announcing 2^63 bytes need not send one of them.
+    if (n == 0 && remaining_ > 0 && used == 0) return need_more(used);
     std::uint8_t* piece = input.data() + used;
     mask_phase_ = static_cast<std::uint8_t>(unmask(piece, n, mask_, mask_phase_));
     remaining_ -= n;
