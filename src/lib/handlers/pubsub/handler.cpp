@@ -254,8 +254,8 @@ bool PubsubHandler::may_publish(http::Exchange& exchange) const {
     const bool by_token = !settings_.publish_token.empty();
     if (by_address || !by_token) {
         const IpAddress client = client_address(exchange);
-        const bool allowed =
-            by_address ? settings_.publish_from.allows_explicitly(client) : is_local(client, exchange);
+        const bool allowed = by_address ? settings_.publish_from.allows_explicitly(client)
+                                        : is_local(client, exchange);
         if (!allowed) {
             exchange.send_error(403);
             return false;
