@@ -322,16 +322,15 @@ TEST_CASE("websocket frames/a failure is for good", "[http]") {
 }
 
 TEST_CASE("websocket frames/close codes a peer may send", "[http]") {
-    for (int code :
-         {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 3999, 4000, 4999}) {
+    for (int code : {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000,
+                     3999, 4000, 4999}) {
         INFO(code);
         CHECK(peer_may_send(static_cast<std::uint16_t>(code)));
         const std::string payload = close_payload(static_cast<std::uint16_t>(code), "bye");
         CHECK(read(client_frame(kFin | op(Opcode::close), payload)).events ==
               std::vector<std::string>{"close " + payload});
     }
-    for (int code :
-         {0, 999, 1004, 1005, 1006, 1015, 1016, 1100, 2000, 2999, 5000, 65535}) {
+    for (int code : {0, 999, 1004, 1005, 1006, 1015, 1016, 1100, 2000, 2999, 5000, 65535}) {
         INFO(code);
         CHECK_FALSE(peer_may_send(static_cast<std::uint16_t>(code)));
     }
