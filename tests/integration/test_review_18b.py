@@ -242,8 +242,7 @@ class ProxyProtocolTest(ServerTestCase):
     def test_holds_proxy_named_remote_client_may_not_publish(self):
         self.assertEqual(self.post_behind(b"PROXY TCP4 203.0.113.9 127.0.0.1 5555 80\r\n"), 403)
 
-    @unittest.expectedFailure  # left open (issue 18 note)
-    def test_fails_proxy_unknown_from_a_local_proxy_publishes(self):
+    def test_fixed_proxy_unknown_from_a_local_proxy_publishes(self):
         # "PROXY UNKNOWN" (HAProxy sends it for a client it cannot name,
         # e.g. one that came over a unix socket or a health check) keeps the
         # peer, the local proxy, as the client: loopback, so it publishes.

@@ -270,7 +270,8 @@ TEST_CASE("a ping is answered, a close echoed, then the fd closes", "[pubsub]") 
     CHECK(frames[0].opcode == 0xA);
     CHECK(frames[0].payload == "hi");
     CHECK(frames[1].opcode == 8);
-    CHECK(frames[1].payload == "\x03\xe8");
+    CHECK(frames[1].payload == "\x03\xe8"
+                               "bye"); // the code and the reason, echoed
     CHECK(closed);
     CHECK(bench.hub->sessions() == 0);
 }

@@ -63,6 +63,7 @@ static_assert(sizeof(FdEntry) == 64, "one entry per cache line");
 struct alignas(64) SocketEnds {
     bool known;        // false: not accepted by a loop; look them up
     bool tls;          // a PROXY protocol header said the client spoke TLS to the proxy
+    bool proxied;      // a PROXY protocol header came first: the TCP peer relays
     sockaddr_in6 peer; // or a sockaddr_in, by its family
     sockaddr_in6 local;
 };

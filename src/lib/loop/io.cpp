@@ -142,6 +142,7 @@ const SocketEnds* socket_ends(int fd) {
         if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ends.local), &length) != 0)
             ends.local.sin6_family = AF_UNSPEC;
         ends.tls = false;
+        ends.proxied = false;
         ends.known = true;
     }
     return &ends;
@@ -155,6 +156,7 @@ void set_client(int fd, const sockaddr* client, socklen_t length, bool tls) {
         std::memcpy(&ends.peer, client, length);
     }
     ends.tls = tls;
+    ends.proxied = true;
 }
 
 int close(int fd) {

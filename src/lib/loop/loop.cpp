@@ -686,6 +686,7 @@ void Loop::accept_from(Listener& listener) {
             ends.peer = peer;
             ends.local = listener.address;
             ends.tls = false;
+            ends.proxied = false;
             length = sizeof ends.local;
             if (listener.wildcard &&
                 ::getsockname(fd, reinterpret_cast<sockaddr*>(&ends.local), &length) != 0)

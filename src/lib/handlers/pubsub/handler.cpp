@@ -88,8 +88,9 @@ IpAddress client_address(const http::Exchange& exchange) {
 // the loopback client a trusted proxy named) and no forwarding field an
 // untrusted relay added. A local reverse proxy connects from 127.0.0.1 for
 // everyone it relays, and usually says so in X-Forwarded-For or Forwarded;
-// one on a unix socket is the usual case of a unix socket, so those are not
-// local either (publish_from = unix: lets them in).
+// one on a unix socket is the usual case of a unix socket, and one speaking
+// the PROXY protocol relays by definition, so those are not local either
+// (publish_from = unix: lets unix sockets in).
 bool is_local(const IpAddress& address, const http::Exchange& exchange) {
     const http::ForwardedClient* forwarded = exchange.forwarded_client();
     if (!(forwarded && forwarded->named)) {
@@ -97,6 +98,10 @@ bool is_local(const IpAddress& address, const http::Exchange& exchange) {
         for (const char* relayed : {"X-Forwarded-For", "Forwarded", "X-Real-IP", "Via"})
             if (!request.header(relayed).empty()) return false;
     }
+    // Nothing through the PROXY protocol either, even `PROXY UNKNOWN` (which
+    // keeps the proxy as the peer): the proxy relays others.
+    const SocketEnds* ends = io::socket_ends(exchange.client_fd());
+    if (ends && ends->proxied) return false;
     switch (address.family) {
     case IpAddress::Family::ipv4:
         return address.bytes[0] == 127;
