@@ -50,7 +50,8 @@ public:
         // continuation frames); control: close, ping or pong.
         Opcode opcode = Opcode::continuation;
         // data: in the caller's input, unmasked; control: in the reader,
-        // valid until the next call. May be empty (an empty frame).
+        // valid until the next call. May be empty: an empty frame, or a data
+        // frame's header completed by this call before any of its payload.
         std::span<const std::uint8_t> payload;
         bool message_start = false; // data: the message's first piece
         bool message_end = false;   // data: its last (the FIN frame's last byte)
