@@ -315,6 +315,7 @@ site {
     }
     pubsub /live {
         clients_publish = on
+        publish_from = unix:  # the socketpair client: POSTs publish
         max_message = 1k
         max_queued = 4k
         max_topics = 2
