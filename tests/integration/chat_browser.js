@@ -71,6 +71,7 @@ async function main() {
         await typeName(bob, "bob");
         await say(bob, args.hostile);
         await showed(alice, args.hostile);
+        await showed(bob, args.hostile);  // bob's own, back from the hub: it may come later
         step = "reading the pages";
         seen.alice = await log(alice);
         seen.bob = await log(bob);
