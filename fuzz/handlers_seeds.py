@@ -213,6 +213,12 @@ SEEDS.update({
                      client(ws(TEXT, b"one two three")[:1]),
                      client(ws(TEXT, b"one two three")[1:7]),
                      client(ws(TEXT, b"one two three")[7:] + ws(TEXT, b"x" * 300)[:3], shut=True)],
+    # A frame that draws no answer and the client's end in one edge (a short
+    # read hid the end: the session stayed), and a control frame with FIN
+    # clear and the end (a closing session outlived a stop with no grace).
+    # The fuzzer's find, in CI: both leaked the server's fd.
+    "ws_pong_and_hangup": [client(upgrade()), client(ws(PONG, b"x"), shut=True)],
+    "ws_failure_and_hangup": [client(upgrade(b"/live/b")), client(b"\n", shut=True)],
     # Each fails the connection: 1002, 1007, 1009.
     "ws_unmasked": [client(upgrade() + ws(TEXT, b"hi", mask=None))],
     "ws_rsv": [client(upgrade() + ws(TEXT, b"hi", rsv=4))],

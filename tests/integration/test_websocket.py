@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import struct
 import sys
@@ -238,6 +239,16 @@ class RawClient:
         except socket.timeout:
             return "open"
         return "eof" if not data else "data"
+
+
+def stopped(pid):
+    """Whether every thread of `pid` is stopped (SIGSTOP has taken effect)."""
+    tasks = f"/proc/{pid}/task"
+    for tid in os.listdir(tasks):
+        with open(f"{tasks}/{tid}/stat") as stat:
+            if stat.read().rpartition(")")[2].split()[0] != "T":
+                return False
+    return True
 
 
 def publish(port, topic, body, path="/live/"):
@@ -535,6 +546,26 @@ class Messages(WebSocketCase):
         self.assertEqual(m[0], "close")
         self.assertIn(m[1], (None, 1000), m)
         self.assertEqual(c.ends(), "eof")
+
+    def test_bytes_and_the_end_in_one_edge_end_the_session(self):
+        # The server is stopped while a frame and the client's FIN both
+        # arrive, so its next epoll_wait sees them as one edge: a short read
+        # of the frame must not hide the end that came with it. A pong draws
+        # no answer, whose sending would raise another edge: the session
+        # stayed until its ping timeout (30 s here; found by the fuzzer).
+        c = self.client("/live/one-edge")
+        c.sync()
+        process = SERVER["weft"].process
+        process.send_signal(signal.SIGSTOP)
+        try:
+            self.assertTrue(wait_for(lambda: stopped(process.pid), 5.0), "weft did not stop")
+            c.send(frame(PONG, b"unasked"))
+            c.sock.shutdown(socket.SHUT_WR)
+        finally:
+            process.send_signal(signal.SIGCONT)
+        self.assertEqual(c.ends(timeout=5.0), "eof")
+        line = self.access_line("GET /live/one-edge HTTP/1.1")
+        self.assertRegex(line, r'"ws 1006 closed without a close frame"$')
 
     def test_slow_subscriber_is_closed_with_1008_and_a_fast_one_gets_everything(self):
         slow = self.client("/live/slow", rcvbuf=4096)

@@ -9,6 +9,11 @@
 
 namespace weft::handlers::pubsub {
 
+namespace {
+// A stop ends the sessions still closing this long before its grace does.
+constexpr std::chrono::milliseconds kMargin(20);
+} // namespace
+
 LoopHub::LoopHub(TopicSpace& space, Loop& loop) : space_(space), loop_(loop) {
     // Never removed: a hub goes with its space, maybe on another thread;
     // the hook then finds the space gone and does nothing.
@@ -128,13 +133,24 @@ void LoopHub::stop() {
     // Each may end at once (an event stream), but only itself.
     for (Session* session : all_sessions()) session->stop();
     if (!sessions_) return;
+    // With no grace to wait in, what is left ends now: run() would return
+    // before a task spawned here ran.
+    if (loop_.stop_grace_left() <= kMargin) {
+        end_all();
+        return;
+    }
     // run() returns when no task is left: one task waits for the closes,
-    // and ends what is left just before the grace does.
+    // and ends what is left just before the grace does (or when the loop
+    // aborts it).
     loop_.spawn([space = space_.shared_from_this(), this] {
-        using std::chrono::milliseconds;
-        while (sessions_ && loop_.stop_grace_left() > milliseconds(20)) io::sleep(10);
-        for (Session* session : all_sessions()) session->end_now();
+        while (sessions_ && loop_.stop_grace_left() > kMargin)
+            if (io::sleep(10) < 0) break;
+        end_all();
     });
+}
+
+void LoopHub::end_all() {
+    for (Session* session : all_sessions()) session->end_now();
 }
 
 } // namespace weft::handlers::pubsub

@@ -80,6 +80,7 @@ public:
 
 private:
     std::vector<Session*> all_sessions() const;
+    void end_all();
 
     struct Delivery {
         std::uint64_t serial;

@@ -113,18 +113,22 @@ void Session::ready(std::uint8_t ready) {
         }
         ready |= kReadable | kWritable;
     }
-    if ((ready & (kReadable | kPeerClosed | kHungUp)) && !read_input()) return;
+    if ((ready & (kReadable | kPeerClosed | kHungUp)) &&
+        !read_input(ready & (kPeerClosed | kHungUp)))
+        return;
     if ((ready & kWritable) && !queue_.empty()) flush();
 }
 
-bool Session::read_input() {
+bool Session::read_input(bool peer_closed) {
     std::uint8_t* scratch = hub_.scratch();
     for (;;) {
         const ssize_t n = ::recv(fd_, scratch, LoopHub::kScratch, MSG_DONTWAIT);
         if (n > 0) {
             if (!consume({scratch, static_cast<std::size_t>(n)})) return false;
-            // A short read emptied the socket: bytes after it raise a new edge.
-            if (static_cast<std::size_t>(n) < LoopHub::kScratch) return true;
+            // A short read emptied the socket: bytes after it raise a new
+            // edge. Its end does not when it came with this edge's bytes:
+            // then read on to it.
+            if (static_cast<std::size_t>(n) < LoopHub::kScratch && !peer_closed) return true;
             continue;
         }
         if (n < 0 && errno == EINTR) continue;

@@ -109,7 +109,7 @@ private:
     void ready(std::uint8_t ready);
     void tick();
     // Each returns false when the session has ended (and is deleted).
-    bool read_input();
+    bool read_input(bool peer_closed);
     bool consume(std::span<std::uint8_t> bytes);
     bool on_control(const http::websocket::FrameReader::Step& step);
     bool on_data(const http::websocket::FrameReader::Step& step);
