@@ -327,6 +327,12 @@ TEST_CASE("a listener may require the PROXY protocol", "[config]") {
     CHECK(c.proxy_protocol[0] == c.listeners[1]);
     CHECK(failure("listener *:80 proxy\n") ==
           "test.conf:1:10: expected 'proxy_protocol' after the listener's address, not 'proxy'");
+    // A default that ends in a blank leaves it at the value's end (the config
+    // fuzzer's find: the option was looked for past the end, and threw).
+    const Config blank = load("listener ${NOPE:-127.0.0.1:8080 }\n");
+    REQUIRE(blank.listeners.size() == 1);
+    CHECK(blank.listeners[0].to_string() == "127.0.0.1:8080");
+    CHECK(blank.proxy_protocol.empty());
 }
 
 TEST_CASE("real_ip_from lists trusted proxies, real_ip_header their header", "[config]") {

@@ -1054,8 +1054,11 @@ const Key<Config> kTopKeys[] = {
          // directive, and the word fits it without a second grammar.
          const std::string_view value = at.s.value;
          const std::size_t space = value.find_first_of(" \t");
-         if (space == std::string_view::npos) return p.address(at, value, c.listeners);
-         const std::string_view option = value.substr(value.find_first_not_of(" \t", space));
+         // Blanks may end the value too: a ${VAR:-default} can leave them.
+         const std::size_t word = value.find_first_not_of(" \t", space);
+         if (word == std::string_view::npos)
+             return p.address(at, value.substr(0, space), c.listeners);
+         const std::string_view option = value.substr(word);
          if (option != "proxy_protocol")
              return p.fail_value(at,
                                  "expected 'proxy_protocol' after the listener's address, not '" +
