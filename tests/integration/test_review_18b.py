@@ -15,7 +15,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import ServerTestCase  # noqa: E402
+from http_support import ServerTestCase, wait_for  # noqa: E402
 from websocket_support import Closed, EventStream, WebSocket  # noqa: E402
 
 CONF = """\
@@ -97,18 +97,29 @@ class Review18bTest(ServerTestCase):
             "Content-Length: 5\r\n\r\nhello", wait=0.5)
         self.assertNotEqual(status, 500, answer)
 
-    @unittest.expectedFailure  # left open (issue 18 note)
-    def test_fails_limit_conn_does_not_count_subscribers(self):
-        # nginx's limit_conn counts a WebSocket for as long as it lives; here
-        # the slot goes back when the coroutine detaches, so one address
-        # holds any number of subscribers on a limit_conn = 2 route.
-        streams = [self.sse("/limited/t") for _ in range(4)]
-        statuses = [e.status for e in streams]
-        self.assertIn(429, statuses[2:], statuses)
-        sockets = [WebSocket(self.port, "/limited/w") for _ in range(4)]
-        for w in sockets:
+    def test_fixed_limit_conn_counts_subscribers(self):
+        # nginx's limit_conn counts a WebSocket for as long as it lives; the
+        # slot went back when the coroutine detached, so one address held
+        # any number of subscribers on a limit_conn = 2 route. Now a
+        # subscriber holds it until its session ends, then gives it back.
+        streams = [self.sse("/limited/t") for _ in range(3)]
+        self.assertEqual([e.status for e in streams], [200, 200, 429])
+        sockets = [WebSocket(self.port, "/limited/w")]
+        self.addCleanup(sockets[0].close_socket)
+        self.assertEqual(sockets[0].status, 429)
+        for e in streams:
+            e.close_socket()
+
+        def admitted():
+            w = WebSocket(self.port, "/limited/w")
             self.addCleanup(w.close_socket)
-        self.assertIn(429, [w.status for w in sockets], [w.status for w in sockets])
+            if w.status == 101:
+                sockets.append(w)
+            return len(sockets) == 3
+        self.assertTrue(wait_for(admitted, 5.0), "the counts did not come back")
+        late = WebSocket(self.port, "/limited/w")
+        self.addCleanup(late.close_socket)
+        self.assertEqual(late.status, 429)
 
     def test_fixed_loopback_default_lets_a_local_proxy_relay_everyone(self):
         # Neither publish_from nor publish_token: "loopback only". A local

@@ -13,6 +13,7 @@
 #include "http/date.hpp"
 #include "http/detached.hpp"
 #include "http/exchange.hpp"
+#include "http/limits.hpp"
 #include "http/parser.hpp"
 #include "http/receive_buffer.hpp"
 #include "http/router.hpp"
@@ -485,6 +486,7 @@ public:
         : weft::FdWatcher{on_ready}, fd_(fd), pending_(std::move(received)), record_(record) {}
     ~DetachedEcho() override { record_.deleted = true; }
 
+    void keep(std::unique_ptr<LimitHold>) override {}
     void start(std::unique_ptr<SessionLog> log) override {
         ++record_.starts;
         record_.had_log = log != nullptr;
@@ -528,6 +530,7 @@ public:
     explicit CountedDetached(bool& deleted) : deleted_(deleted) {}
     ~CountedDetached() override { deleted_ = true; }
     void start(std::unique_ptr<SessionLog>) override {}
+    void keep(std::unique_ptr<LimitHold>) override {}
 
 private:
     bool& deleted_;

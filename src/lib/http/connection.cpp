@@ -386,8 +386,11 @@ Connection::Next Connection::handle(std::size_t head_size) {
 void Connection::serve_limited(Exchange& exchange, const Handler& handler) {
     LimitPass pass; // its count, if it takes one, until this returns
     if (pass_limits(pass, *handler.limits(), exchange) &&
-        let_in(handler.access(), handler.auth(), exchange))
+        let_in(handler.access(), handler.auth(), exchange)) {
         handler.serve(exchange);
+        // A session that outlives the request holds the count for its life.
+        if (Detached* session = exchange.detached()) session->keep(pass.keep());
+    }
 }
 
 bool Connection::pass_limits(LimitPass& pass, const Limits& limits, Exchange& exchange) {

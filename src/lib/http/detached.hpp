@@ -20,6 +20,8 @@
 // the connection's frame: HandOver::received, and whatever of the request it
 // needs (the SessionLog copies what the access log needs).
 //
+// A route's limit_conn counts the session for its life (keep()).
+//
 // `log` is null when the server has no access log; it keeps the log open
 // after a reload freed the server (session_log.hpp). If the loop is stopping
 // (Loop::stopping()), the session is started all the same and should close
@@ -30,11 +32,15 @@
 namespace weft::http {
 
 class SessionLog;
+class LimitHold;
 
 class Detached {
 public:
     virtual ~Detached() = default;
     virtual void start(std::unique_ptr<SessionLog> log) = 0;
+    // The route's limit_conn count, held until the session ends; before
+    // start(), when the route has one.
+    virtual void keep(std::unique_ptr<LimitHold> count) = 0;
 };
 
 } // namespace weft::http

@@ -198,6 +198,7 @@ public:
     // it is deleted: -EPROTO.
     int detach(Detached* session);
     // The Connection's, when serve() returned.
+    Detached* detached() const { return state_ == State::handed_over ? detached_ : nullptr; }
     Detached* take_detached() {
         return state_ == State::handed_over ? std::exchange(detached_, nullptr) : nullptr;
     }

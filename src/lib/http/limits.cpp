@@ -29,9 +29,16 @@ LimitPass::Verdict LimitPass::enter(const Limits& limits, const IpAddress& clien
         if (hold.outcome == Outcome::over_limit) return {limits.status, kRetryMs};
         if (hold.outcome == Outcome::table_full) return {kTableFull, kRetryMs};
         table_ = &table;
+        limits_ = &limits;
         entry_ = hold.entry;
     }
     return {0, delay};
+}
+
+std::unique_ptr<LimitHold> LimitPass::keep() {
+    if (!table_) return nullptr;
+    table_ = nullptr;
+    return std::make_unique<LimitHold>(limits_->table, entry_);
 }
 
 } // namespace weft::http

@@ -25,6 +25,24 @@ struct Limits {
     std::uint16_t status = 429; // over a limit (a full table: 503)
 };
 
+// A count of limit_conn kept past its request, by what outlives the request
+// on the same connection (a WebSocket or event-stream session: nginx counts
+// a tunnel for its life). It keeps the table alive through a reload.
+class LimitHold {
+public:
+    LimitHold(std::shared_ptr<LimitTable> table, std::uint32_t entry)
+        : table_(std::move(table)), entry_(entry) {}
+    LimitHold(const LimitHold&) = delete;
+    LimitHold& operator=(const LimitHold&) = delete;
+    ~LimitHold() {
+        if (table_) table_->release(entry_);
+    }
+
+private:
+    std::shared_ptr<LimitTable> table_;
+    std::uint32_t entry_;
+};
+
 class LimitPass {
 public:
     LimitPass() = default;
@@ -42,9 +60,12 @@ public:
     };
     // Whether `client` may go on, at `now_ms` on the loop's clock. Once only.
     Verdict enter(const Limits& limits, const IpAddress& client, std::uint64_t now_ms);
+    // The count it holds, handed on (nullptr: none), while `limits` lives.
+    std::unique_ptr<LimitHold> keep();
 
 private:
     LimitTable* table_ = nullptr; // set while a count is held
+    const Limits* limits_ = nullptr;
     std::uint32_t entry_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "handlers/pubsub/session.hpp"
 
+#include "http/limits.hpp"
 #include "http/websocket/frame_writer.hpp"
 
 #include <sys/socket.h>
@@ -79,6 +80,10 @@ void Session::start(std::unique_ptr<http::SessionLog> log) {
     // Not watched: the loop closes the fd, and nothing is ours.
     if (log_) log_->write(kind_ == Kind::websocket ? 101 : 200, 0, "not watched");
     delete this;
+}
+
+void Session::keep(std::unique_ptr<http::LimitHold> count) {
+    limit_ = std::move(count);
 }
 
 void Session::on_ready(FdWatcher& watcher, std::uint8_t ready) {

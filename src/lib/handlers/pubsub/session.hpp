@@ -70,6 +70,7 @@ public:
     void set_received(std::string_view bytes) { received_.assign(bytes); }
     // Takes the fd over (http/detached.hpp).
     void start(std::unique_ptr<http::SessionLog> log) override;
+    void keep(std::unique_ptr<http::LimitHold> count) override;
 
     // The hub's: a message of its topic; one writev of what is queued; the
     // loop stops.
@@ -150,6 +151,7 @@ private:
     std::vector<Entry> queue_;
     SessionSettings settings_;
     std::unique_ptr<http::SessionLog> log_;
+    std::unique_ptr<http::LimitHold> limit_; // the route's limit_conn count, if it has one
     std::string received_;
     std::unique_ptr<Assembly> assembly_;
     http::websocket::FrameReader reader_;
