@@ -303,6 +303,7 @@ site {
     pubsub /chat {
         clients_publish = on
         history = 5
+        history_memory = 4M
     }
 }
 """
@@ -315,8 +316,8 @@ class HistoryPinningTest(unittest.TestCase):
     defaults): nothing bounds kept history in total. 100 topics here
     (31 MiB); FAILS on eb32474."""
 
-    @unittest.expectedFailure  # left open (issue 18 note): no total bound yet
     def test_history_kept_for_topics_nobody_reads_is_bounded(self):
+        # Fixed: history_memory bounds the route's kept history (4M here).
         from http_support import Weft
         import tempfile
         with tempfile.TemporaryDirectory() as dir:

@@ -370,7 +370,8 @@ TEST_CASE("a pubsub handler takes its hub's keys, checked", "[config]") {
     const Config c = load("site {\n  pubsub /live {\n  }\n  pubsub /chat {\n"
                           "    publish_from = 10.0.0.0/8\n    publish_from = ::1 unix:\n"
                           "    publish_token = abc-DEF_1.2~+/==\n    clients_publish = on\n"
-                          "    history = 50\n    max_message = 16K\n    max_topics = 100\n"
+                          "    history = 50\n    history_memory = 1M\n"
+                          "    max_message = 16K\n    max_topics = 100\n"
                           "    ping = 0\n    max_queued = 1M\n    subprotocols = chat v2.chat\n"
                           "  }\n}\n");
     const auto& defaults = std::get<PubsubHandler>(c.sites[0].handlers[0]);
@@ -379,6 +380,7 @@ TEST_CASE("a pubsub handler takes its hub's keys, checked", "[config]") {
     CHECK(defaults.publish_token.empty());
     CHECK_FALSE(defaults.clients_publish);
     CHECK(defaults.history == 0);
+    CHECK(defaults.history_memory == 32u << 20);
     CHECK(defaults.max_message == 64u << 10);
     CHECK(defaults.max_topics == 10'000);
     CHECK(defaults.ping == 30s);
@@ -391,6 +393,7 @@ TEST_CASE("a pubsub handler takes its hub's keys, checked", "[config]") {
     CHECK(chat.publish_token == "abc-DEF_1.2~+/==");
     CHECK(chat.clients_publish);
     CHECK(chat.history == 50);
+    CHECK(chat.history_memory == 1u << 20);
     CHECK(chat.max_message == 16u << 10);
     CHECK(chat.max_topics == 100);
     CHECK(chat.ping == 0ms);
@@ -407,6 +410,10 @@ TEST_CASE("a pubsub handler takes its hub's keys, checked", "[config]") {
     };
     CHECK(in_pubsub("history = 10001") ==
           "test.conf:3:15: expected a number from 0 to 10000, not '10001'");
+    CHECK(in_pubsub("history_memory = 63K") ==
+          "test.conf:3:22: expected from 64K to 16G bytes, not '63K'");
+    CHECK(in_pubsub("history_memory = 17G") ==
+          "test.conf:3:22: expected from 64K to 16G bytes, not '17G'");
     CHECK(in_pubsub("max_message = 0") == "test.conf:3:19: expected from 1 to 16M bytes, not '0'");
     CHECK(in_pubsub("max_message = 17M") ==
           "test.conf:3:19: expected from 1 to 16M bytes, not '17M'");

@@ -125,6 +125,40 @@ TEST_CASE("history keeps the last N for late joiners, after Last-Event-ID", "[pu
     CHECK(space.topic_count() == 1);
 }
 
+TEST_CASE("history_memory bounds kept history, every topic together", "[pubsub]") {
+    Space fixture;
+    TopicSpace& space = *fixture.space;
+    const std::string body(1000, 'm');
+    const std::uint64_t cost = kept_cost(*text(body));
+    const Limits limits{10, 100, 4 * cost};
+    TopicSpace::Published p;
+    // Ten topics nobody reads: the least recently used go with their history.
+    for (int t = 0; t < 10; ++t)
+        REQUIRE(space.publish("t" + std::to_string(t), text(body), limits, nullptr, p));
+    CHECK(space.history_bytes() == 4 * cost);
+    CHECK(space.topic_count() == 4);
+    LoopHub* hub = fixture.hub;
+    Joined kept;
+    kept.topic = space.subscribe("t9", *hub, limits, 0, kept.history, kept.seen_through);
+    CHECK(kept.history.size() == 1);
+    Joined gone;
+    gone.topic = space.subscribe("t5", *hub, limits, 0, gone.history, gone.seen_through);
+    CHECK(gone.history.empty());
+
+    // A read topic: the idle ones give up theirs first, then its own oldest.
+    for (int i = 0; i < 10; ++i) space.publish(*kept.topic, text(body), limits, nullptr);
+    CHECK(space.history_bytes() == 4 * cost);
+    CHECK(kept.topic->history.size() == 4);
+    CHECK(space.topic_count() == 2); // t9 and t5, both read
+
+    // A message past the budget by itself is not kept; t9's stay.
+    space.publish(*gone.topic, text(std::string(5 * 1000, 'x')), limits, nullptr);
+    CHECK(gone.topic->history.empty());
+    CHECK(space.history_bytes() == 4 * cost);
+    space.unsubscribe(*kept.topic, *hub);
+    space.unsubscribe(*gone.topic, *hub);
+}
+
 TEST_CASE("a topic without subscribers or history is dropped", "[pubsub]") {
     Space fixture;
     TopicSpace& space = *fixture.space;

@@ -179,9 +179,11 @@ struct PubsubHandler : HandlerCommon {
     // token (Authorization: Bearer TOKEN). Each one set is required; neither
     // set: loopback only (127.0.0.0/8, ::1), and no forwarding fields.
     AccessRules publish_from;
-    std::string publish_token;             // empty: none; ${VAR} keeps it out of the file
-    bool clients_publish = false;          // a WebSocket subscriber's messages go to its topic
-    unsigned history = 0;                  // messages kept per topic for late joiners (<= 10000)
+    std::string publish_token;    // empty: none; ${VAR} keeps it out of the file
+    bool clients_publish = false; // a WebSocket subscriber's messages go to its topic
+    unsigned history = 0;         // messages kept per topic for late joiners (<= 10000)
+    // Bytes the kept history of every topic takes together, 64K to 16G.
+    std::uint64_t history_memory = 32u << 20;
     std::uint64_t max_message = 64u << 10; // bytes, 1 to 16M
     unsigned max_topics = 10'000;
     milliseconds ping{30'000}; // 0: off; WebSocket ping / SSE comment interval

@@ -786,6 +786,13 @@ const Key<PubsubHandler> kPubsubKeys[] = {
      [](Parser& p, PubsubHandler& h, const Located& at) {
          return assignment<PubsubHandler>(p, at) && p.number(at, h.history, 0, 10'000);
      }},
+    {"history_memory",
+     [](Parser& p, PubsubHandler& h, const Located& at) {
+         if (!assignment<PubsubHandler>(p, at) || !p.size(at, h.history_memory)) return false;
+         if (h.history_memory < (64u << 10) || h.history_memory > (16ull << 30))
+             return p.fail_value(at, "expected from 64K to 16G bytes, not '" + at.s.value + "'");
+         return true;
+     }},
     {"max_message",
      [](Parser& p, PubsubHandler& h, const Located& at) {
          return assignment<PubsubHandler>(p, at) &&

@@ -21,7 +21,7 @@ std::unique_ptr<http::Handler> create(const config::PubsubHandler& config,
     session.max_queued = config.max_queued;
     session.ping_ms = config.ping.count() > 0 ? to_ms(config.ping) : 0;
     session.clients_publish = config.clients_publish;
-    session.limits = {config.history, config.max_topics};
+    session.limits = {config.history, config.max_topics, config.history_memory};
     // The same site and route after a reload take the same topics.
     std::shared_ptr<pubsub::TopicSpace> space =
         pubsub::space_for(std::string(context.site_name()) + " " + route->path);

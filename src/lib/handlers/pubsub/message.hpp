@@ -32,6 +32,8 @@ public:
     // `id: N`, each line of the body as `data: ...` (lines end at \n, \r\n
     // or \r), then an empty line.
     std::string_view sse() const { return std::string_view(sse_).substr(sse_start_); }
+    // The bytes it holds, both encodings (whatever its id).
+    std::size_t bytes_held() const { return frame_.size() + sse_.size(); }
     // The body as published.
     std::string_view body() const { return std::string_view(frame_).substr(header_size_); }
 

@@ -16,6 +16,18 @@ std::uint64_t realtime_us() {
            static_cast<std::uint64_t>(now.tv_nsec) / 1000;
 }
 
+namespace {
+
+// The Message, its control block and two strings' heap blocks, beside the
+// bytes themselves.
+constexpr std::uint64_t kMessageOverhead = 160;
+
+} // namespace
+
+std::uint64_t kept_cost(const Message& message) {
+    return message.bytes_held() + kMessageOverhead;
+}
+
 TopicSpace::TopicSpace() = default;
 TopicSpace::~TopicSpace() = default;
 
@@ -30,6 +42,11 @@ LoopHub& TopicSpace::hub(Loop& loop) {
 std::size_t TopicSpace::topic_count() {
     std::lock_guard lock(mutex_);
     return topics_.size();
+}
+
+std::uint64_t TopicSpace::history_bytes() {
+    std::lock_guard lock(mutex_);
+    return history_bytes_;
 }
 
 void TopicSpace::make_idle(Topic& topic) {
@@ -50,7 +67,40 @@ void TopicSpace::make_busy(Topic& topic) {
 
 void TopicSpace::drop(Topic& topic) {
     make_busy(topic);
+    history_bytes_ -= topic.history_bytes;
     topics_.erase(topic.name); // frees it
+}
+
+void TopicSpace::forget_oldest(Topic& topic) {
+    const std::uint64_t cost = kept_cost(*topic.history.front());
+    topic.history_bytes -= cost;
+    history_bytes_ -= cost;
+    topic.history.pop_front();
+}
+
+void TopicSpace::keep(Topic& topic, const MessagePtr& message, const Limits& limits) {
+    if (!limits.history) {
+        while (!topic.history.empty()) forget_oldest(topic);
+        return;
+    }
+    const std::uint64_t cost = kept_cost(*message);
+    topic.history.push_back(message);
+    topic.history_bytes += cost;
+    history_bytes_ += cost;
+    while (topic.history.size() > limits.history) forget_oldest(topic);
+    // Past the space's budget, the least recently used topics nobody reads
+    // give up theirs first (and go), then this topic its oldest, the new
+    // message last. Topics with subscribers keep what they have: no walk
+    // over every topic under the lock.
+    while (history_bytes_ > limits.history_memory) {
+        if (idle_head_ && idle_head_ != &topic) {
+            drop(*idle_head_);
+        } else if (!topic.history.empty()) {
+            forget_oldest(topic);
+        } else {
+            break; // the others, all read, hold the budget
+        }
+    }
 }
 
 Topic* TopicSpace::find_or_make(std::string_view name, const Limits& limits) {
@@ -75,16 +125,11 @@ TopicSpace::Published TopicSpace::publish_locked(Topic& topic,
                                                  bool& here_got) {
     topic.last_id = std::max(topic.last_id + 1, realtime_us());
     message->set_id(topic.last_id);
-    if (limits.history) {
-        topic.history.push_back(message);
-        while (topic.history.size() > limits.history) topic.history.pop_front();
-    } else {
-        topic.history.clear();
-    }
-    if (topic.idle) { // the most recently used now
+    if (topic.idle) { // the most recently used now, the last to give up its history
         make_busy(topic);
         make_idle(topic);
     }
+    keep(topic, message, limits);
     for (auto& [hub, count] : topic.loops) {
         const bool mine = hub == here;
         hub->enqueue(topic.serial, message, mine);

@@ -45,7 +45,13 @@ using MessagePtr = std::shared_ptr<const Message>;
 struct Limits {
     unsigned history = 0;
     unsigned max_topics = 10'000;
+    // What kept history may take, every topic of the space together
+    // (kept_cost() of each message).
+    std::uint64_t history_memory = 32u << 20;
 };
+
+// What a kept message holds in memory: both encodings and its objects.
+std::uint64_t kept_cost(const Message& message);
 
 // One topic; its fields are the space's, under its mutex. A session keeps
 // a pointer to its topic: a topic with subscribers is never dropped.
@@ -54,6 +60,7 @@ struct Topic {
     std::uint64_t serial = 0; // unique in the space: hubs key their sessions by it
     std::uint64_t last_id = 0;
     std::deque<MessagePtr> history;
+    std::uint64_t history_bytes = 0; // kept_cost() of each
     std::uint32_t subscribers = 0;
     std::vector<std::pair<LoopHub*, std::uint32_t>> loops; // hubs with subscribers, how many
     // Topics without subscribers, least recently used first.
@@ -96,6 +103,8 @@ public:
     void unsubscribe(Topic& topic, LoopHub& hub);
 
     std::size_t topic_count();
+    // What kept history takes, every topic's (kept_cost()).
+    std::uint64_t history_bytes();
 
 private:
     Topic* find_or_make(std::string_view name, const Limits& limits);
@@ -104,12 +113,17 @@ private:
     void make_idle(Topic& topic);
     void make_busy(Topic& topic);
     void drop(Topic& topic);
+    // Keeps `message` in the topic's history, within history and
+    // history_memory.
+    void keep(Topic& topic, const MessagePtr& message, const Limits& limits);
+    void forget_oldest(Topic& topic);
 
     std::mutex mutex_;
     std::unordered_map<std::string_view, std::unique_ptr<Topic>> topics_; // keys view Topic::name
     Topic* idle_head_ = nullptr;
     Topic* idle_tail_ = nullptr;
     std::uint64_t next_serial_ = 1;
+    std::uint64_t history_bytes_ = 0;            // every topic's
     std::vector<std::unique_ptr<LoopHub>> hubs_; // by loop index
 };
 
