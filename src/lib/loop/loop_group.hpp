@@ -13,6 +13,7 @@
 // load balancer takes the server out meanwhile); then they stop accepting,
 // and running requests have `grace` to finish before the rest are cut.
 
+#include "loop/io_backend.hpp"
 #include "loop/loop.hpp"
 #include "util/address.hpp"
 
@@ -35,6 +36,7 @@ public:
         std::chrono::milliseconds grace{10'000};  // for running requests at stop
         std::chrono::milliseconds drain_delay{0}; // serving on after SIGTERM
         bool defer_accept = false;                // listener.hpp's ListenOptions
+        IoBackend io_backend = IoBackend::epoll;  // usable here (io_backend.hpp)
     };
     using Hook = std::function<void(Loop&)>;
 
