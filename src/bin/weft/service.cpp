@@ -85,6 +85,9 @@ int Service::start(std::string& error) {
     first_stderr_ = ::fcntl(2, F_DUPFD_CLOEXEC, 3);
     identity_ = resolve_identity(config_, error);
     if (!error.empty() || loops_.open(error) != 0) return -1;
+    // A ring the kernel refused at open (ENOMEM, say) left that loop on
+    // epoll, and said so: what runs is the loops' word.
+    config_.io_backend = io_backend_name(loops_.loop(0).backend());
     serving_ = std::make_unique<Serving>(loops_.size(), [this](http::Server* server) {
         loops_.run_on_main([this, server] { release(server); });
     });

@@ -36,7 +36,9 @@ public:
         std::chrono::milliseconds grace{10'000};  // for running requests at stop
         std::chrono::milliseconds drain_delay{0}; // serving on after SIGTERM
         bool defer_accept = false;                // listener.hpp's ListenOptions
-        IoBackend io_backend = IoBackend::epoll;  // usable here (io_backend.hpp)
+        // Usable here (io_backend.hpp); the default, Loop::open()'s, lets
+        // the tests' groups run on WEFT_IO_BACKEND's.
+        IoBackend io_backend = default_io_backend();
     };
     using Hook = std::function<void(Loop&)>;
 
