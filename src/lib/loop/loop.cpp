@@ -733,6 +733,11 @@ void Loop::wait_on_ring(int timeout) {
             on_poll(tag, completions[i]);
         } else if (tag.op == RingOp::accept) {
             on_accept(tag, completions[i]);
+        } else if (tag.op == RingOp::update && completions[i].res == -EALREADY &&
+                   ring_->current(tag) && table_[tag.fd].registered) {
+            // The poll was completing when the update came: again, now
+            // that it has. (-ENOENT: it ended; its last completion re-arms.)
+            ring_->update_poll(tag.fd, kRingPollEvents[table_[tag.fd].registered]);
         }
     }
 }
