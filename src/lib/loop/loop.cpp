@@ -1004,6 +1004,9 @@ void Loop::run() {
         timers_.advance(now_);
     }
     abort_all();
+    // The cancels of polls on fds closed last go in now: their peers see
+    // the FIN at once, not when the ring goes.
+    if (ring_) ring_->submit_and_wait(0);
     running_loop_ = false;
     current_ = nullptr;
 }
@@ -1027,6 +1030,7 @@ void Loop::linger() {
         run_deferred();
         abort_all(); // stopped: a task a posted call started has no time left
     }
+    if (ring_) ring_->submit_and_wait(0);
     running_loop_ = false;
     current_ = nullptr;
 }
