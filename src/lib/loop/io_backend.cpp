@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #if WEFT_HAVE_URING
 #include <liburing.h>
@@ -76,7 +77,10 @@ UringFacts probe_uring() {
     facts.io_uring_disabled = read_io_uring_disabled();
     read_kernel_version(facts);
     // Set up even when the sysctl says 2: the reason names the sysctl then.
-    probe_ring(facts);
+    // On a thread of its own: a ring's teardown signals the task that set it
+    // up (TWA_SIGNAL), and a recv under SO_RCVTIMEO there fails with EINTR
+    // (ring.cpp sets its rings up the same way).
+    std::thread([&facts] { probe_ring(facts); }).join();
 #endif
     return facts;
 }

@@ -692,7 +692,9 @@ void Loop::dispatch(const epoll_event& event) {
     }
 }
 
-void Loop::on_ready(int fd, FdEntry& entry, std::uint32_t events) {
+// Inlined into both callers, epoll's dispatch and the ring's on_poll: a
+// call made it 10 instructions a request dearer on epoll (callgrind).
+[[gnu::always_inline]] inline void Loop::on_ready(int fd, FdEntry& entry, std::uint32_t events) {
     const std::uint8_t ready = readiness_of(events);
     entry.ready |= ready;
     if (!entry.task && entry.kind == FdKind::connection) {
@@ -733,6 +735,11 @@ void Loop::wait_on_ring(int timeout) {
             on_poll(tag, completions[i]);
         } else if (tag.op == RingOp::accept) {
             on_accept(tag, completions[i]);
+        } else if (tag.op == RingOp::update && completions[i].res == -EALREADY &&
+                   ring_->current(tag) && table_[tag.fd].registered) {
+            // The poll was completing when the update came: again, now
+            // that it has. (-ENOENT: it ended; its last completion re-arms.)
+            ring_->update_poll(tag.fd, kRingPollEvents[table_[tag.fd].registered]);
         }
     }
 }
@@ -999,6 +1006,9 @@ void Loop::run() {
         timers_.advance(now_);
     }
     abort_all();
+    // The cancels of polls on fds closed last go in now: their peers see
+    // the FIN at once, not when the ring goes.
+    if (ring_) ring_->submit_and_wait(0);
     running_loop_ = false;
     current_ = nullptr;
 }
@@ -1022,6 +1032,7 @@ void Loop::linger() {
         run_deferred();
         abort_all(); // stopped: a task a posted call started has no time left
     }
+    if (ring_) ring_->submit_and_wait(0);
     running_loop_ = false;
     current_ = nullptr;
 }
