@@ -329,9 +329,9 @@ TEST_CASE("uring: a listener out of fds pauses its multishot accept, and accepts
         return 0;
     }),
                               false) == 0);
-    std::thread thread([&] { loop.run(); });
     // Every fd taken but one, which the client's socket takes: the server's
-    // accept then fails with EMFILE.
+    // accept then fails with EMFILE. Before the loop's first enter: the
+    // kernel reads RLIMIT_NOFILE once, when the multishot accept is armed.
     rlimit saved{};
     REQUIRE(getrlimit(RLIMIT_NOFILE, &saved) == 0);
     rlimit low = saved;
@@ -341,6 +341,7 @@ TEST_CASE("uring: a listener out of fds pauses its multishot accept, and accepts
     for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) fillers.push_back(fd);
     ::close(fillers.back());
     fillers.pop_back();
+    std::thread thread([&] { loop.run(); });
     const int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in to{};
     to.sin_family = AF_INET;
