@@ -332,6 +332,16 @@ TEST_CASE("uring: a listener out of fds pauses its multishot accept, and accepts
     // Every fd taken but one, which the client's socket takes: the server's
     // accept then fails with EMFILE. Before the loop's first enter: the
     // kernel reads RLIMIT_NOFILE once, when the multishot accept is armed.
+    // (The thread starts before, and nothing virtual runs while the fds are
+    // out: UBSan's vptr check needs an fd.)
+    std::atomic<bool> started{false};
+    std::atomic<bool> filled{false};
+    std::thread thread([&] {
+        started = true;
+        while (!filled) std::this_thread::sleep_for(1ms);
+        loop.run();
+    });
+    while (!started) std::this_thread::sleep_for(1ms);
     rlimit saved{};
     REQUIRE(getrlimit(RLIMIT_NOFILE, &saved) == 0);
     rlimit low = saved;
@@ -341,7 +351,7 @@ TEST_CASE("uring: a listener out of fds pauses its multishot accept, and accepts
     for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) fillers.push_back(fd);
     ::close(fillers.back());
     fillers.pop_back();
-    std::thread thread([&] { loop.run(); });
+    filled = true;
     const int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in to{};
     to.sin_family = AF_INET;
