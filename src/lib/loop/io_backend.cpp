@@ -1,7 +1,13 @@
-// STUB for tests19 only (the lead drops it for plumb19's).
+// STUB on branch ring19 (PLUMB's io_backend.cpp replaces it): uring is
+// usable iff weft was built with liburing and a small ring sets up here.
 #include "loop/io_backend.hpp"
 
 #include <cstdlib>
+#include <cstring>
+
+#if WEFT_HAVE_URING
+#include <liburing.h>
+#endif
 
 namespace weft {
 
@@ -10,20 +16,33 @@ std::string_view io_backend_name(IoBackend backend) {
 }
 
 bool uring_built() {
+#if WEFT_HAVE_URING
+    return true;
+#else
     return false;
+#endif
 }
 
 const std::string& uring_unavailable() {
-    static const std::string why = "weft was built without liburing";
+    static const std::string why = [] {
+#if WEFT_HAVE_URING
+        io_uring ring;
+        const int rc = io_uring_queue_init(4, &ring, 0);
+        if (rc < 0) return std::string("io_uring_setup: ") + std::strerror(-rc);
+        io_uring_queue_exit(&ring);
+        return std::string();
+#else
+        return std::string("weft was built without liburing");
+#endif
+    }();
     return why;
 }
 
 std::optional<IoBackend> io_backend_from_environment() {
     const char* value = std::getenv("WEFT_IO_BACKEND");
     if (!value) return std::nullopt;
-    const std::string_view name = value;
-    if (name == "epoll") return IoBackend::epoll;
-    if (name == "uring") return IoBackend::uring;
+    if (std::strcmp(value, "epoll") == 0) return IoBackend::epoll;
+    if (std::strcmp(value, "uring") == 0) return IoBackend::uring;
     return std::nullopt;
 }
 
