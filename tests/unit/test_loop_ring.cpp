@@ -651,6 +651,54 @@ TEST_CASE("readiness that comes while nobody waits is remembered once, and a sec
     });
 }
 
+TEST_CASE("a registration grown from read to read and write hears the writable edge, and still "
+          "the readable ones",
+          "[loop][backend]") {
+    for_each_backend([](IoBackend backend) {
+        SoloLoop s(backend);
+        Pair pair;
+        const int fd = pair.fd[0];
+        std::int64_t readable = 1, writable = 1, readable_after = 1;
+        std::uint64_t changes_read = 0, changes_grown = 0, changes_after = 0;
+        bool full = false;
+        s.loop.spawn([&] {
+            const std::uint64_t base = s.loop.stats().epoll_ctl;
+            send_text(pair.fd[1], "a");
+            readable = weft::io::wait(fd, kReadable); // registers reading
+            char buffer[8];
+            weft::io::recv_now(fd, buffer, sizeof buffer);
+            changes_read = s.loop.stats().epoll_ctl - base;
+            const std::string chunk(4096, 'x');
+            while (weft::io::send_now(fd, chunk.data(), chunk.size()) > 0) {
+            }
+            full = true;
+            writable = weft::io::wait(fd, kWritable); // grows the registration
+            changes_grown = s.loop.stats().epoll_ctl - base;
+            readable_after = weft::io::wait(fd, kReadable);
+            changes_after = s.loop.stats().epoll_ctl - base;
+        });
+        s.loop.spawn([&] {
+            sleep_until([&] { return full; });
+            let_loop_run(20);
+            std::string sink(65536, '\0'); // not on the coroutine's small stack
+            while (weft::io::recv_now(pair.fd[1], sink.data(), sink.size()) > 0) {
+            }
+            sleep_until([&] { return writable != 1; });
+            send_text(pair.fd[1], "b");
+            sleep_until([&] { return readable_after != 1; });
+            s.done();
+        });
+        s.run();
+        CHECK_FALSE(s.timed_out);
+        CHECK(readable == kReadable);
+        CHECK(writable == kWritable);
+        CHECK(readable_after == kReadable);
+        CHECK(changes_read == 1);  // registered
+        CHECK(changes_grown == 2); // grown once
+        CHECK(changes_after == 2); // within it: nothing
+    });
+}
+
 // --- closing --------------------------------------------------------------------
 
 TEST_CASE("a parked connection whose peer hangs up is closed, and counted closed",
