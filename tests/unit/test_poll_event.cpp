@@ -136,6 +136,9 @@ TEST_CASE("a waiter already woken by another event leaves the fd's readiness to 
         a = weft::await_any({&on_other, &readable});
     });
     t.spawn([&] { // both ready in one tick: A's other fd first
+        // Once both are registered (the ring arms polls at the tick's end,
+        // in the order asked, and one ready then completes at once).
+        weft::io::sleep(10);
         REQUIRE(write(other.fd[1], "x", 1) == 1);
         REQUIRE(write(shared.fd[1], "y", 1) == 1);
     });

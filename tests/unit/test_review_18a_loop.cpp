@@ -41,7 +41,9 @@ struct Watcher : weft::FdWatcher {
 TEST_CASE("a watch_fd that epoll refuses leaves no watcher for Op::detach to call", "[loop]") {
     weft::FdTable table;
     Loop loop(table);
-    REQUIRE(loop.open() == 0);
+    // epoll only: the ring's poll fails later, in its completion (a hang-up
+    // for the watcher), so watch_fd itself never fails there.
+    REQUIRE(loop.open(weft::IoBackend::epoll) == 0);
     // epoll refuses /dev/null (EPERM): as a failed EPOLL_CTL_ADD/MOD would.
     const int fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     REQUIRE(fd >= 0);

@@ -256,3 +256,51 @@ TEST_CASE("uring: a connection the loop closes gives its peer EOF promptly (its 
     CHECK(ready == 1);
     CHECK(n == 0);
 }
+
+TEST_CASE("a poll update grows the mask of a multishot poll, which goes on", "[ring]") {
+    if (!uring_here()) return;
+    int error = 0;
+    auto ring = Ring::open(1024, error);
+    REQUIRE(ring);
+    Pair pair;
+    REQUIRE(ring->poll(pair.fds[0], POLLIN | POLLRDHUP));
+    CHECK(completions_now(*ring).empty());
+    // Writable already: the update reports it at once, as EPOLL_CTL_MOD does.
+    REQUIRE(ring->update_poll(pair.fds[0], POLLIN | POLLOUT | POLLRDHUP));
+    auto got = completions_within(*ring, 2000);
+    REQUIRE(got.size() == 1); // the update's own completion skipped: it worked
+    CHECK(weft::ring_untag(got[0].user_data).op == RingOp::poll);
+    CHECK((got[0].res & POLLOUT));
+    CHECK(got[0].more());
+    REQUIRE(::write(pair.fds[1], "a", 1) == 1);
+    got = completions_within(*ring, 2000);
+    REQUIRE(got.size() == 1);
+    CHECK((got[0].res & POLLIN));
+}
+
+TEST_CASE("a poll update that meets the poll completing fails with EALREADY, and the loop's "
+          "retry grows the mask",
+          "[ring]") {
+    if (!uring_here()) return;
+    int error = 0;
+    auto ring = Ring::open(1024, error);
+    REQUIRE(ring);
+    Pair pair;
+    REQUIRE(::write(pair.fds[1], "a", 1) == 1); // ready when armed
+    REQUIRE(ring->poll(pair.fds[0], POLLIN | POLLRDHUP));
+    REQUIRE(ring->update_poll(pair.fds[0], POLLIN | POLLOUT | POLLRDHUP));
+    auto got = completions_within(*ring, 2000);
+    bool refused = false;
+    for (const RingCompletion& c : got) {
+        const weft::RingTag tag = weft::ring_untag(c.user_data);
+        if (tag.op == RingOp::update) refused = c.res == -EALREADY && ring->current(tag);
+    }
+    // What Loop::wait_on_ring does then.
+    if (refused) REQUIRE(ring->update_poll(pair.fds[0], POLLIN | POLLOUT | POLLRDHUP));
+    got = completions_within(*ring, 2000);
+    bool writable = false;
+    for (const RingCompletion& c : got)
+        if (weft::ring_untag(c.user_data).op == RingOp::poll && c.res > 0 && (c.res & POLLOUT))
+            writable = true;
+    CHECK(writable);
+}

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #if WEFT_HAVE_URING
 #include <liburing.h>
@@ -26,10 +27,16 @@ bool uring_built() {
 const std::string& uring_unavailable() {
     static const std::string why = [] {
 #if WEFT_HAVE_URING
-        io_uring ring;
-        const int rc = io_uring_queue_init(4, &ring, 0);
+        // On a thread of its own: the ring's teardown signals the thread
+        // that set it up (TWA_SIGNAL), and a recv with a timeout there
+        // would fail with EINTR.
+        int rc = 0;
+        std::thread([&rc] {
+            io_uring ring;
+            rc = io_uring_queue_init(4, &ring, 0);
+            if (rc == 0) io_uring_queue_exit(&ring);
+        }).join();
         if (rc < 0) return std::string("io_uring_setup: ") + std::strerror(-rc);
-        io_uring_queue_exit(&ring);
         return std::string();
 #else
         return std::string("weft was built without liburing");

@@ -741,6 +741,11 @@ void Loop::wait_on_ring(int timeout) {
             on_poll(tag, completions[i]);
         } else if (tag.op == RingOp::accept) {
             on_accept(tag, completions[i]);
+        } else if (tag.op == RingOp::update && completions[i].res == -EALREADY &&
+                   ring_->current(tag) && table_[tag.fd].registered) {
+            // The poll was completing when the update came: again, now
+            // that it has. (-ENOENT: it ended; its last completion re-arms.)
+            ring_->update_poll(tag.fd, kRingPollEvents[table_[tag.fd].registered]);
         }
     }
 }
@@ -1007,6 +1012,9 @@ void Loop::run() {
         timers_.advance(now_);
     }
     abort_all();
+    // The cancels of polls on fds closed last go in now: their peers see
+    // the FIN at once, not when the ring goes.
+    if (ring_) ring_->submit_and_wait(0);
     running_loop_ = false;
     current_ = nullptr;
 }
@@ -1030,6 +1038,7 @@ void Loop::linger() {
         run_deferred();
         abort_all(); // stopped: a task a posted call started has no time left
     }
+    if (ring_) ring_->submit_and_wait(0);
     running_loop_ = false;
     current_ = nullptr;
 }

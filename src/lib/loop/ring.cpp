@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <cerrno>
+#include <thread>
 
 namespace weft {
 
@@ -49,14 +50,20 @@ std::unique_ptr<Ring> Ring::open(std::size_t fd_limit, int& error) {
     }
     ring->generations_ = static_cast<std::uint32_t*>(memory);
     ring->size_ = fd_limit;
+    // Set up by a thread of its own, ended at once: the kernel signals
+    // (TWA_SIGNAL) every task that set up or used a ring when the ring is
+    // torn down, and a blocking call with a timeout (recv under SO_RCVTIMEO)
+    // in the thread that opened the loop would fail with EINTR then.
     int rc = -EINVAL;
-    for (const unsigned flags : kSetups) {
-        io_uring_params params{};
-        params.flags = flags | IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP;
-        params.cq_entries = kCqEntries;
-        rc = io_uring_queue_init_params(kSqEntries, &ring->ring_, &params);
-        if (rc != -EINVAL) break;
-    }
+    std::thread([&] {
+        for (const unsigned flags : kSetups) {
+            io_uring_params params{};
+            params.flags = flags | IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP;
+            params.cq_entries = kCqEntries;
+            rc = io_uring_queue_init_params(kSqEntries, &ring->ring_, &params);
+            if (rc != -EINVAL) break;
+        }
+    }).join();
     if (rc < 0) {
         ring->ring_.ring_fd = -1;
         error = rc;
@@ -96,11 +103,14 @@ bool Ring::update_poll(int fd, std::uint32_t events) {
     if (!s) return false;
     const std::uint64_t armed = ring_tag(RingOp::poll, generation(fd), fd);
     // IORING_POLL_ADD_MULTI again: an update without it makes the poll
-    // one-shot. Its own completion only if it fails (the poll ended: its last
-    // completion, on its way, re-arms it with the grown mask).
+    // one-shot; the user_data "updated" to itself (the kernel refuses a new
+    // one without the flag, EINVAL). Its own completion only if it fails
+    // (the poll ended: its last completion, on its way, re-arms it with the
+    // grown mask).
     io_uring_prep_poll_update(s, armed, armed, events,
-                              IORING_POLL_UPDATE_EVENTS | IORING_POLL_ADD_MULTI);
-    io_uring_sqe_set_data64(s, ring_tag(RingOp::ignored, 0, fd));
+                              IORING_POLL_UPDATE_EVENTS | IORING_POLL_UPDATE_USER_DATA |
+                                  IORING_POLL_ADD_MULTI);
+    io_uring_sqe_set_data64(s, ring_tag(RingOp::update, generation(fd), fd));
     s->flags |= IOSQE_CQE_SKIP_SUCCESS;
     return true;
 }

@@ -31,6 +31,7 @@ enum class RingOp : std::uint8_t {
     ignored = 0, // a cancel or a poll update that failed: nothing to do
     poll = 1,    // readiness of the fd
     accept = 2,  // a connection accepted on the listener fd (res: the new fd)
+    update = 3,  // a poll update that failed (-EALREADY: the poll was busy; retried)
 };
 
 struct RingTag {
@@ -80,7 +81,10 @@ public:
     // Queues a multishot poll of `fd` for `events` (POLL* bits, the same as
     // EPOLL*): a completion per wake-up, res the ready mask.
     bool poll(int fd, std::uint32_t events);
-    // Changes the events of fd's armed poll (its completions go on).
+    // Changes the events of fd's armed poll (its completions go on). A
+    // completion only if it fails: -EALREADY when the poll was completing
+    // at that moment (ready when armed in the same submit, say): the caller
+    // updates again.
     bool update_poll(int fd, std::uint32_t events);
     // Queues a multishot accept on listener `fd` (non-blocking, close-on-exec
     // connections, no address).
