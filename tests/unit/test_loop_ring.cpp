@@ -901,22 +901,25 @@ TEST_CASE("a listener out of fds pauses, and accepts again as fds come back", "[
         }
         // Before the loop starts: io_uring's accept takes the limit when it
         // is submitted (a multishot one keeps it), accept4 when called.
+        // No fd to spare from here to restore(): no Catch assertion either
+        // (UBSan's first check of a virtual call's type probes memory
+        // through a pipe, and fails). Results are noted, checked after.
         FdLimit limit(kRoom);
-        REQUIRE(limit.fill_error == EMFILE);
+        const int fill_error = limit.fill_error;
         server.start();
         sockaddr_in to{};
         to.sin_family = AF_INET;
         to.sin_port = htons(port);
         to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        for (const int fd : clients) {
-            REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0);
-            REQUIRE(send_text(fd, "?"));
-        }
+        int connected = 0;
+        for (const int fd : clients)
+            connected +=
+                connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0 && send_text(fd, "?");
         // Rounds: the connections served so far answered; their clients
         // close, which frees the server's fds for the next ones.
         std::vector<bool> served(kClients, false);
         int total = 0, most_at_once = 0, rounds = 0;
-        bool paused = false;
+        bool all_closed = true;
         while (total < kClients && rounds < kClients + 2) {
             ++rounds;
             std::vector<int> answered;
@@ -941,22 +944,26 @@ TEST_CASE("a listener out of fds pauses, and accepts again as fds come back", "[
                 }
             }
             if (answered.empty()) break;
-            paused =
-                paused || server.on_loop([&] { return server.loop.stats().accept_pauses; }) > 0;
             total += static_cast<int>(answered.size());
             most_at_once = std::max(most_at_once, static_cast<int>(answered.size()));
             const std::uint64_t closed_before = server.loop.counters().closed.load();
             // A FIN, not a close: the clients' fds stay taken.
             for (const int i : answered) ::shutdown(clients[i], SHUT_WR);
-            CHECK(server.until_on_loop([&] {
-                return server.loop.counters().closed.load() == closed_before + answered.size();
-            }));
+            const auto bound = std::chrono::steady_clock::now() + 5s;
+            while (server.loop.counters().closed.load() < closed_before + answered.size() &&
+                   std::chrono::steady_clock::now() < bound)
+                std::this_thread::sleep_for(5ms);
+            all_closed = all_closed &&
+                         server.loop.counters().closed.load() == closed_before + answered.size();
         }
         limit.restore();
         for (const int fd : clients) ::close(fd);
         INFO(rounds << " rounds");
+        CHECK(connected == kClients);
         CHECK(total == kClients);
-        CHECK(paused);
+        CHECK(fill_error == EMFILE);
+        CHECK(all_closed);
+        CHECK(server.on_loop([&] { return server.loop.stats().accept_pauses; }) > 0);
         CHECK(most_at_once <= kRoom);
         CHECK(rounds >= kClients / kRoom);
         CHECK(server.on_loop([&] { return server.loop.stats().accepted; }) == kClients);
