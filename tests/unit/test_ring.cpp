@@ -5,16 +5,22 @@
 // Skipped (with a warning) where no ring can run.
 
 #include "loop/io.hpp"
+#include "loop/listener.hpp"
 #include "loop/loop.hpp"
 #include "loop/ring.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -303,4 +309,60 @@ TEST_CASE("a poll update that meets the poll completing fails with EALREADY, and
         if (weft::ring_untag(c.user_data).op == RingOp::poll && c.res > 0 && (c.res & POLLOUT))
             writable = true;
     CHECK(writable);
+}
+
+TEST_CASE("uring: a listener out of fds pauses its multishot accept, and accepts again once fds "
+          "are back",
+          "[ring]") {
+    if (!uring_here()) return;
+    weft::FdTable table;
+    Loop loop(table);
+    REQUIRE(loop.open(weft::IoBackend::uring) == 0);
+    std::string error;
+    const auto address = weft::Address::parse("127.0.0.1:0", error);
+    const int listen_fd = weft::open_listener(*address, error);
+    REQUIRE(listen_fd >= 0);
+    const std::uint16_t port = weft::Address::of_socket(listen_fd)->port();
+    std::atomic<int> served{0};
+    REQUIRE(loop.add_listener(listen_fd, loop.add_handler([&](int) -> std::int64_t {
+        ++served;
+        return 0;
+    }),
+                              false) == 0);
+    // Every fd taken but one, which the client's socket takes: the server's
+    // accept then fails with EMFILE. Before the loop's first enter: the
+    // kernel reads RLIMIT_NOFILE once, when the multishot accept is armed.
+    rlimit saved{};
+    REQUIRE(getrlimit(RLIMIT_NOFILE, &saved) == 0);
+    rlimit low = saved;
+    low.rlim_cur = 128;
+    REQUIRE(setrlimit(RLIMIT_NOFILE, &low) == 0);
+    std::vector<int> fillers;
+    for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) fillers.push_back(fd);
+    ::close(fillers.back());
+    fillers.pop_back();
+    std::thread thread([&] { loop.run(); });
+    const int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(port);
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool connected =
+        client >= 0 && ::connect(client, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0;
+    std::atomic<std::uint64_t> pauses{0};
+    for (int i = 0; i < 300 && pauses == 0; ++i) {
+        std::this_thread::sleep_for(10ms);
+        loop.post([&] { pauses = loop.stats().accept_pauses; });
+    }
+    const int served_while_full = served;
+    for (const int fd : fillers) ::close(fd);
+    setrlimit(RLIMIT_NOFILE, &saved);
+    for (int i = 0; i < 300 && served == 0; ++i) std::this_thread::sleep_for(10ms);
+    loop.post([&] { loop.stop(0ms); });
+    thread.join();
+    if (client >= 0) ::close(client);
+    CHECK(connected);
+    CHECK(pauses >= 1);
+    CHECK(served_while_full == 0);
+    CHECK(served == 1);
 }

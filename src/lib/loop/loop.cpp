@@ -700,7 +700,9 @@ void Loop::dispatch(const epoll_event& event) {
     }
 }
 
-void Loop::on_ready(int fd, FdEntry& entry, std::uint32_t events) {
+// Inlined into both callers, epoll's dispatch and the ring's on_poll: a
+// call made it 10 instructions a request dearer on epoll (callgrind).
+[[gnu::always_inline]] inline void Loop::on_ready(int fd, FdEntry& entry, std::uint32_t events) {
     const std::uint8_t ready = readiness_of(events);
     entry.ready |= ready;
     if (!entry.task && entry.kind == FdKind::connection) {
