@@ -584,14 +584,14 @@ TEST_CASE("a sleep cut short by a cancel leaves no timer that wakes a later susp
         SoloLoop s(backend);
         std::vector<std::int64_t> woken;
         weft::Coroutine* sleeper = s.loop.spawn([&] {
-            woken.push_back(weft::io::sleep(50));
+            woken.push_back(weft::io::sleep(200)); // far from the cancel's 10 ms
             woken.push_back(weft::yield(yield_value(Op::suspend)));
         });
         std::size_t wakes_after_deadline = 99;
         s.loop.spawn([&] {
             weft::io::sleep(10);
             s.loop.cancel(*sleeper);
-            let_loop_run(150); // well past the sleep's 50 ms
+            let_loop_run(300); // well past the sleep's 200 ms
             wakes_after_deadline = woken.size();
             s.loop.wake(*sleeper, 7);
             sleep_until([&] { return woken.size() == 2; });
