@@ -340,7 +340,15 @@ int Loop::close_fd(int fd) {
             entry.loop == index_) {
             if (entry.kind == FdKind::detached) counters_.closed.add(1);
             unregister(fd, entry, true);
-            if (entry.task && entry.task->wait_fd == fd) entry.task->wait_fd = -1;
+            if (entry.task && entry.task->wait_fd == fd) {
+                // Another task waiting on it would wait for a file that is
+                // gone, and no readiness could end that wait: it ends now.
+                if (entry.task->waiting) {
+                    wake(*entry.task->coroutine, -EBADF);
+                } else {
+                    entry.task->wait_fd = -1;
+                }
+            }
             table_.reset(fd);
         }
     }

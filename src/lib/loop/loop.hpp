@@ -196,8 +196,8 @@ public:
     // Closes an fd that a task awaits or a watcher watches, or a detached
     // connection (counted closed), forgetting it first: closing it behind
     // the loop's back would leave a stale entry for the next fd with that
-    // number. (A connection's own fd is closed by the loop when its handler
-    // returns.) 0 or -errno.
+    // number. A task waiting on it is woken with -EBADF. (A connection's own
+    // fd is closed by the loop when its handler returns.) 0 or -errno.
     int close_fd(int fd);
 
     // This loop's watch of changes on disk, made on first use; nullptr when
