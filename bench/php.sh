@@ -80,7 +80,7 @@ keep=0
 quick=0
 
 usage() {
-    sed -n '4,5p' "$0" | sed 's/^# *//' >&2
+    sed -n '4,6p' "$0" | sed 's/^# *//' >&2
     exit 2
 }
 
