@@ -491,3 +491,16 @@ def node_json(test, script, args, node_path, **env):
     test.assertNotIn("error", seen, r.stderr[-2000:])
     test.assertEqual(r.returncode, 0)
     return seen
+
+
+# --- the I/O backend ---
+
+def io_backend_running():
+    """The backend a weft started now runs on, for a file without
+    io_backend: as `weft -t` says (WEFT_IO_BACKEND, else epoll, made usable)."""
+    r = subprocess.run([WEFT, "-t", "--listen", "127.0.0.1:1", "--root", "/"],
+                       capture_output=True, text=True, timeout=20)
+    m = re.search(r"^weft: io_backend = (\w+)", r.stdout, re.M)
+    if not m:
+        raise AssertionError(f"weft -t names no io_backend: {r.stdout}{r.stderr}")
+    return m.group(1)

@@ -171,6 +171,18 @@ TEST_CASE("an empty configuration is the defaults, on 127.0.0.1:8080", "[config]
         (php.request_buffering && php.buffers == 64u << 10 && php.max_temp_file_size == 1u << 30));
 }
 
+TEST_CASE("io_backend is epoll by default, or uring, whatever this build has", "[config]") {
+    CHECK(load("").io_backend == "epoll");
+    CHECK(load("io_backend = epoll\n").io_backend == "epoll");
+    // Accepted by a build without liburing too: weft then runs epoll and
+    // says why (loop/io_backend.hpp).
+    CHECK(load("io_backend = uring\n").io_backend == "uring");
+    CHECK(failure("io_backend = Uring\n") ==
+          "test.conf:1:14: expected epoll or uring, not 'Uring'");
+    CHECK(failure("io_backend = epoll\nio_backend = uring\n") ==
+          "test.conf:2:1: 'io_backend' is set twice in the top level (first on line 1)");
+}
+
 TEST_CASE("chroot takes an absolute path", "[config]") {
     CHECK(load("chroot = /srv/jail\n").chroot == "/srv/jail");
     CHECK(load("").chroot.empty());
@@ -195,8 +207,10 @@ TEST_CASE("schema errors name file, line, column and what was expected", "[confi
     CHECK(failure("listener = *:80\n") == "test.conf:1:1: write 'listener ADDRESS', without '='");
     CHECK(failure("listener localhost:80\n") ==
           "test.conf:1:10: bad IPv4 address 'localhost' (numeric, or * for any)");
-    CHECK(failure("io_backend = uring\n") ==
-          "test.conf:1:14: io_backend = uring needs a weft built with liburing");
+    CHECK(failure("io_backend = io_uring\n") ==
+          "test.conf:1:14: expected epoll or uring, not 'io_uring'");
+    CHECK(failure("io_backend = kqueue\n") ==
+          "test.conf:1:14: expected epoll or uring, not 'kqueue'");
     CHECK(failure("server {\n}\n") ==
           "test.conf:1:1: unknown section 'server' in the top level (expected upstream or site)");
     CHECK(failure("site {\n  files static {\n  }\n}\n") ==

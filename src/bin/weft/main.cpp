@@ -1,6 +1,7 @@
 // weft: the command line. It loads and checks the configuration, then runs
 // the Service it describes until SIGTERM or SIGINT.
 
+#include "backend_choice.hpp"
 #include "build_server.hpp"
 #include "command_line.hpp"
 #include "config/parser.hpp"
@@ -74,6 +75,11 @@ int main(int argc, char** argv) {
             return 1;
         }
         describe(*built, config->listeners);
+        const BackendChoice backend = choose_backend(*config);
+        if (!backend.ignored.empty())
+            std::fprintf(stderr, "weft: WEFT_IO_BACKEND=%s is ignored (it may be epoll or uring)\n",
+                         backend.ignored.c_str());
+        std::printf("weft: %s\n", describe_backend(backend).c_str());
         std::printf("weft: %s is fine\n", source.c_str());
         return 0;
     }

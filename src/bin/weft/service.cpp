@@ -44,8 +44,9 @@ int open_error_log(const std::string& target, int first_stderr, std::string& err
     return 0;
 }
 
-LoopGroup::Options loop_options(const config::Config& config) {
+LoopGroup::Options loop_options(const config::Config& config, const BackendChoice& backend) {
     LoopGroup::Options options;
+    options.io_backend = backend.backend;
     options.threads = config.threads;
     options.defer_accept = true; // HTTP clients speak first
     options.grace = config.shutdown_timeout;
@@ -56,8 +57,10 @@ LoopGroup::Options loop_options(const config::Config& config) {
 } // namespace
 
 Service::Service(config::Config config, std::string config_file)
-    : config_(std::move(config)), config_file_(std::move(config_file)),
-      loops_(loop_options(config_)) {}
+    : config_(std::move(config)), backend_(choose_backend(config_)),
+      config_file_(std::move(config_file)), loops_(loop_options(config_, backend_)) {
+    config_.io_backend = io_backend_name(backend_.backend);
+}
 
 Service::~Service() {
     if (first_stderr_ >= 0) ::close(first_stderr_);
@@ -82,6 +85,9 @@ int Service::start(std::string& error) {
     first_stderr_ = ::fcntl(2, F_DUPFD_CLOEXEC, 3);
     identity_ = resolve_identity(config_, error);
     if (!error.empty() || loops_.open(error) != 0) return -1;
+    // A ring the kernel refused at open (ENOMEM, say) left that loop on
+    // epoll, and said so: what runs is the loops' word.
+    config_.io_backend = io_backend_name(loops_.loop(0).backend());
     serving_ = std::make_unique<Serving>(loops_.size(), [this](http::Server* server) {
         loops_.run_on_main([this, server] { release(server); });
     });
@@ -118,6 +124,8 @@ int Service::start(std::string& error) {
     } else if (::geteuid() == 0) {
         std::fprintf(stderr, "weft: running as root: set user = NAME to serve as another user\n");
     }
+    if (const std::string lines = backend_warnings(backend_); !lines.empty())
+        std::fputs(lines.c_str(), stderr);
     serving_->start(built->server);
     built_.push_back(std::move(built));
 
@@ -126,8 +134,9 @@ int Service::start(std::string& error) {
     if (identity_ && drop_privileges(*identity_, error) != 0) return -1;
     describe(*built_.back(), loops_.listening_on());
     note_process_start(WEFT_VERSION); // the status handler's uptime and version
-    std::printf("weft %s: %zu loop%s; SIGTERM or Ctrl-C stops, SIGHUP reloads\n", WEFT_VERSION,
-                loops_.size(), loops_.size() == 1 ? "" : "s");
+    std::printf("weft %s: %zu loop%s on %s; SIGTERM or Ctrl-C stops, SIGHUP reloads\n",
+                WEFT_VERSION, loops_.size(), loops_.size() == 1 ? "" : "s",
+                config_.io_backend.c_str());
     std::fflush(stdout);
     // Every loop listens (the sockets are open and registered; a connection
     // made now waits in the backlog until a loop accepts it).
@@ -166,7 +175,6 @@ std::string Service::start_only_changes(const config::Config& next) const {
     note(next.threads != config_.threads, "threads");
     note(next.user != config_.user, "user");
     note(next.group != config_.group, "group");
-    note(next.io_backend != config_.io_backend, "io_backend");
     note(next.chroot != config_.chroot, "chroot");
     // A listener keeps the handler it was opened with.
     note(next.proxy_protocol != config_.proxy_protocol, "proxy_protocol");
@@ -191,6 +199,14 @@ void Service::reload() {
     if (!next) return done(config_error.text());
     if (const std::string changed = start_only_changes(*next); !changed.empty())
         return done(changed + " change only at a restart");
+    // The loops keep their backend; the rest of the file applies.
+    if (const BackendChoice wanted = choose_backend(*next); wanted.wanted != backend_.wanted)
+        std::fprintf(stderr,
+                     "weft: reload: io_backend = %s takes effect at a restart; the loops keep "
+                     "running %s\n",
+                     std::string(io_backend_name(wanted.wanted)).c_str(),
+                     config_.io_backend.c_str());
+    next->io_backend = config_.io_backend;
 
     // Everything that can fail, first: the server, the error log, the new
     // listeners (opened, not served yet). A failure undoes what was done.

@@ -13,6 +13,7 @@
 // every loop (Serving), with the pools and the access log no newer server
 // uses.
 
+#include "backend_choice.hpp"
 #include "build_server.hpp"
 #include "config/config.hpp"
 #include "fastcgi/upstream_pools.hpp"
@@ -56,7 +57,10 @@ private:
     void release(http::Server* server);
     std::string status_line() const;
 
-    config::Config config_; // the running configuration
+    // The running configuration; its io_backend names the backend the loops
+    // run (what the status handler shows), whatever the file asked.
+    config::Config config_;
+    BackendChoice backend_; // chosen at start, kept by reloads
     std::string config_file_;
     std::optional<Identity> identity_;
     std::vector<systemd::PassedSocket> passed_; // closed last

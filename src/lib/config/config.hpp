@@ -225,6 +225,8 @@ struct Config {
     std::uint64_t limit_table = 64u << 10;
     std::string access_log = "off"; // off | stderr | a path
     std::string error_log = "stderr";
+    // epoll | uring, as written (loop/io_backend.hpp chooses from it, and
+    // WEFT_IO_BACKEND overrides it).
     std::string io_backend = "epoll";
     // Started as root, weft serves as this user once listeners and logs are
     // open; group: the user's primary group when empty.

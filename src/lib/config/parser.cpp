@@ -1041,9 +1041,10 @@ const Key<Config> kTopKeys[] = {
     {"io_backend",
      [](Parser& p, Config& c, const Located& at) {
          if (!assignment<Config>(p, at)) return false;
-         if (at.s.value == "epoll") return p.text(at, c.io_backend);
-         if (at.s.value == "uring")
-             return p.fail_value(at, "io_backend = uring needs a weft built with liburing");
+         // uring where it cannot run (a build without liburing, a kernel
+         // or sandbox that refuses it) runs epoll, saying why: not an error,
+         // so that one file serves every machine (loop/io_backend.hpp).
+         if (at.s.value == "epoll" || at.s.value == "uring") return p.text(at, c.io_backend);
          return p.fail_value(at, "expected epoll or uring, not '" + at.s.value + "'");
      }},
     {"listener",

@@ -1,8 +1,10 @@
 #include "loop/loop.hpp"
 
 #include "loop/fs_watch.hpp"
+#include "loop/ring.hpp"
 
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -30,6 +32,15 @@ constexpr std::uint32_t kEpollEvents[4] = {
     EPOLLIN | EPOLLRDHUP | EPOLLET,
     EPOLLOUT | EPOLLET,
     EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+};
+
+// The ring's multishot poll for an interest: what kEpollEvents asks, as a
+// poll mask (the same bits); a completion per wake-up, as EPOLLET's events.
+constexpr std::uint32_t kRingPollEvents[4] = {
+    0,
+    POLLIN | POLLRDHUP,
+    POLLOUT,
+    POLLIN | POLLOUT | POLLRDHUP,
 };
 
 std::uint8_t readiness_of(std::uint32_t events) {
@@ -61,6 +72,9 @@ Loop::Loop(FdTable& table, std::uint16_t index)
 Loop::~Loop() {
     assert(!running_loop_);
     unregister_loop_counters(index_, &counters_);
+    // First: the ring's exit cancels every request (and lets go of the files
+    // its polls hold), so nothing below queues more.
+    ring_.reset();
     // run() ends every task; a loop never run may still hold spawned ones.
     // Calls posted too late still run (they may hold references to free),
     // then whatever they started ends too.
@@ -88,15 +102,29 @@ Loop::~Loop() {
     if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }
 
-int Loop::open() {
-    epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
-    if (epoll_fd_ < 0) return -errno;
+int Loop::open(IoBackend backend) {
+    if (backend == IoBackend::uring) {
+        int error = 0;
+        ring_ = Ring::open(table_.size(), error);
+        if (!ring_)
+            std::fprintf(stderr, "weft: loop %u: io_uring_setup: %s: using epoll\n",
+                         static_cast<unsigned>(index_), std::strerror(-error));
+    }
+    if (!ring_) {
+        epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+        if (epoll_fd_ < 0) return -errno;
+    }
     post_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (post_fd_ < 0) return -errno;
     if (!table_.fits(post_fd_)) return -EMFILE;
     FdEntry& entry = table_[post_fd_];
     entry.kind = FdKind::internal;
     entry.loop = index_;
+    if (ring_) {
+        ++stats_.epoll_ctl;
+        entry.registered = kReadable;
+        return ring_->poll(post_fd_, kRingPollEvents[kReadable]) ? 0 : -ENOBUFS;
+    }
     if (epoll_ctl_counted(EPOLL_CTL_ADD, post_fd_, EPOLLIN) != 0) return -errno;
     return 0;
 }
@@ -114,6 +142,42 @@ int Loop::epoll_ctl_counted(int op, int fd, std::uint32_t events) {
     event.events = events;
     event.data.fd = fd;
     return ::epoll_ctl(epoll_fd_, op, fd, &event);
+}
+
+void Loop::unregister(int fd, const FdEntry& entry, bool counted) {
+    if (ring_) {
+        if (counted && entry.registered) ++stats_.epoll_ctl;
+        ring_->forget(fd, RingOp::poll, entry.registered != 0);
+    } else if (counted && entry.registered) {
+        epoll_ctl_counted(EPOLL_CTL_DEL, fd, 0);
+    }
+}
+
+int Loop::arm_listener(Listener& listener) {
+    if (ring_) {
+        ++stats_.epoll_ctl;
+        return ring_->accept(listener.fd) ? 0 : -ENOBUFS;
+    }
+    if (epoll_ctl_counted(EPOLL_CTL_ADD, listener.fd, listener_events(listener.shared)) != 0)
+        return -errno;
+    return 0;
+}
+
+void Loop::close_listener(Listener& listener) {
+    listener.pause.cancel();
+    if (ring_) {
+        // Its multishot accept, if armed (not paused); a connection it
+        // accepted meanwhile is closed when its completion comes.
+        ++stats_.epoll_ctl;
+        ring_->forget(listener.fd, RingOp::accept, true);
+    } else {
+        epoll_ctl_counted(EPOLL_CTL_DEL, listener.fd, 0);
+    }
+    if (!listener.shared) {
+        table_.reset(listener.fd);
+        ::close(listener.fd);
+    }
+    listener.fd = -1;
 }
 
 Task* Loop::current_task() {
@@ -150,28 +214,18 @@ int Loop::add_listener(int fd, std::uint16_t handler, bool shared) {
     listener.pause.fire = [](Timer& timer) {
         auto& l = *reinterpret_cast<Listener*>(reinterpret_cast<char*>(&timer) -
                                                offsetof(Listener, pause));
-        if (!l.loop->stopping_)
-            l.loop->epoll_ctl_counted(EPOLL_CTL_ADD, l.fd, listener_events(l.shared));
+        if (!l.loop->stopping_) l.loop->arm_listener(l);
     };
     FdEntry& entry = table_[fd];
     entry.kind = FdKind::listener;
     entry.handler = handler;
     entry.loop = index_;
-    if (epoll_ctl_counted(EPOLL_CTL_ADD, fd, listener_events(shared)) != 0) return -errno;
-    return 0;
+    return arm_listener(listener);
 }
 
 void Loop::remove_listener(int fd) {
-    for (Listener& listener : listeners_) {
-        if (listener.fd != fd) continue;
-        listener.pause.cancel();
-        epoll_ctl_counted(EPOLL_CTL_DEL, fd, 0);
-        if (!listener.shared) {
-            table_.reset(fd);
-            ::close(fd);
-        }
-        listener.fd = -1;
-    }
+    for (Listener& listener : listeners_)
+        if (listener.fd == fd) close_listener(listener);
 }
 
 // --- tasks ------------------------------------------------------------------
@@ -264,7 +318,7 @@ void Loop::unwatch_fd(int fd, FdWatcher& watcher) {
     if (entry.data != &watcher) return; // closed with close_fd, maybe reused
     entry.data = nullptr;
     if (entry.kind == FdKind::watched) {
-        if (entry.registered) epoll_ctl_counted(EPOLL_CTL_DEL, fd, 0);
+        unregister(fd, entry, true);
         table_.reset(fd);
     }
 }
@@ -285,7 +339,7 @@ int Loop::close_fd(int fd) {
              entry.kind == FdKind::detached) &&
             entry.loop == index_) {
             if (entry.kind == FdKind::detached) counters_.closed.add(1);
-            if (entry.registered) epoll_ctl_counted(EPOLL_CTL_DEL, fd, 0);
+            unregister(fd, entry, true);
             if (entry.task && entry.task->wait_fd == fd) entry.task->wait_fd = -1;
             table_.reset(fd);
         }
@@ -307,8 +361,10 @@ int Loop::adopt_accepted(int fd, std::uint16_t handler) {
     FdEntry& entry = table_[fd];
     if (entry.kind != FdKind::free) {
         // The fd was closed behind the loop's back and its number reused:
-        // let go of what the old entry held.
+        // let go of what the old entry held (a poll the ring armed still
+        // holds the old file: cancelled, its completions stale).
         entry.timer.cancel();
+        if (ring_ && entry.loop == index_) unregister(fd, entry, false);
         if (entry.task && entry.task->wait_fd == fd) entry.task->wait_fd = -1;
     }
     entry = FdEntry{};
@@ -501,6 +557,14 @@ void Loop::unlink_parked(int fd) {
 int Loop::watch(int fd, FdEntry& entry, std::uint8_t interest) {
     const std::uint8_t want = entry.registered | interest;
     if (want == entry.registered) return 0;
+    if (ring_) {
+        ++stats_.epoll_ctl;
+        const bool queued = entry.registered ? ring_->update_poll(fd, kRingPollEvents[want])
+                                             : ring_->poll(fd, kRingPollEvents[want]);
+        if (!queued) return -ENOBUFS;
+        entry.registered = want;
+        return 0;
+    }
     if (epoll_ctl_counted(entry.registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd,
                           kEpollEvents[want]) != 0)
         return -errno;
@@ -552,7 +616,7 @@ void Loop::forget_awaited(Loop* loop, int fd) {
     FdEntry& entry = loop->table_[fd];
     // The fd may have been closed and reused since: only undo our own entry.
     if (entry.kind != FdKind::awaited || entry.task != current_task()) return;
-    if (entry.registered) loop->epoll_ctl_counted(EPOLL_CTL_DEL, fd, 0);
+    loop->unregister(fd, entry, true);
     loop->table_.reset(fd);
 }
 
@@ -579,6 +643,7 @@ void Loop::close_connection(int fd) {
         counters_.parked_heads.sub(1);
         state->release(state);
     }
+    if (ring_) unregister(fd, entry, false); // its poll holds the file: no FIN until it goes
     table_.reset(fd);
     counters_.closed.add(1);
     ::close(fd); // also leaves the epoll set: nothing else holds the file
@@ -654,6 +719,96 @@ void Loop::on_ready(int fd, FdEntry& entry, std::uint32_t events) {
     wake(*entry.task->coroutine, value);
 }
 
+// --- the ring --------------------------------------------------------------------
+
+void Loop::wait_on_ring(int timeout) {
+    // One io_uring_enter: what this tick queued goes in, completions come out.
+    ring_->submit_and_wait(timeout);
+    now_ = read_clock();
+    RingCompletion completions[kMaxEvents];
+    const unsigned n = ring_->take(completions, kMaxEvents);
+    for (unsigned i = 0; i < n; ++i) {
+        const RingTag tag = ring_untag(completions[i].user_data);
+        if (tag.op == RingOp::poll) {
+            on_poll(tag, completions[i]);
+        } else if (tag.op == RingOp::accept) {
+            on_accept(tag, completions[i]);
+        }
+    }
+}
+
+void Loop::on_poll(const RingTag& tag, const RingCompletion& completion) {
+    if (!ring_->current(tag)) return; // an fd forgotten since, maybe reused
+    const int fd = tag.fd;
+    FdEntry& entry = table_[fd];
+    const std::int32_t res = completion.res;
+    // A multishot poll that ended (the CQ overflowed, or it was cancelled
+    // by the kernel) is armed again for what the fd still wants; one that
+    // failed (an fd poll cannot watch) is not: its waiters see a hang-up,
+    // which stays, and their syscall says what is wrong.
+    if (!completion.more() && entry.registered && (res >= 0 || res == -ECANCELED))
+        ring_->poll(fd, kRingPollEvents[entry.registered & (kReadable | kWritable)]);
+    if (res == -ECANCELED) return;
+    const std::uint32_t events =
+        res < 0 ? static_cast<std::uint32_t>(EPOLLERR) : static_cast<std::uint32_t>(res);
+    switch (entry.kind) {
+    case FdKind::connection:
+    case FdKind::awaited:
+    case FdKind::watched:
+    case FdKind::detached:
+        on_ready(fd, entry, events);
+        return;
+    case FdKind::internal:
+        if (fd == post_fd_) drain_posts();
+        return;
+    case FdKind::listener:
+    case FdKind::free:
+        return;
+    }
+}
+
+void Loop::on_accept(const RingTag& tag, const RingCompletion& completion) {
+    Listener* listener = nullptr;
+    if (ring_->current(tag) && !stopping_)
+        for (Listener& l : listeners_)
+            if (l.fd == tag.fd) listener = &l;
+    const int fd = completion.res;
+    if (!listener) {
+        // Accepted before the cancel of a listener since removed: not served.
+        if (fd >= 0) ::close(fd);
+        return;
+    }
+    if (!completion.more()) {
+        switch (fd >= 0 ? 0 : -fd) {
+        case 0: // ended with a connection: the CQ overflowed
+        case EINTR:
+        case EAGAIN:
+        case ECONNABORTED:
+        case EPROTO:
+            arm_listener(*listener);
+            break;
+        case EMFILE:
+        case ENFILE:
+        case ENOBUFS:
+        case ENOMEM:
+            pause_accepting(*listener);
+            break;
+        default:
+            // Tried again after a pause: not a spin on a failing accept.
+            std::fprintf(stderr, "weft: accept: %s\n", std::strerror(-fd));
+            timers_.arm(listener->pause, now_ + kAcceptPauseMs);
+            break;
+        }
+    }
+    if (fd < 0) return;
+    ++stats_.accepted;
+    counters_.accepted.add(1);
+    // No address from a multishot accept: io::socket_ends asks the socket
+    // once, if anything wants to know.
+    if (table_.fits(fd)) table_.ends(fd).known = false;
+    adopt_accepted(fd, listener->handler);
+}
+
 void Loop::accept_from(Listener& listener) {
     for (int i = 0; i < kAcceptBatch && !stopping_; ++i) {
         sockaddr_in6 peer;
@@ -703,7 +858,7 @@ void Loop::pause_accepting(Listener& listener) {
     // than spin on an accept that keeps failing. Connections wait in the
     // backlog meanwhile.
     ++stats_.accept_pauses;
-    epoll_ctl_counted(EPOLL_CTL_DEL, listener.fd, 0);
+    if (!ring_) epoll_ctl_counted(EPOLL_CTL_DEL, listener.fd, 0); // the ring's accept has ended
     timers_.arm(listener.pause, now_ + kAcceptPauseMs);
 }
 
@@ -781,16 +936,8 @@ void Loop::stop(std::chrono::milliseconds grace) {
     closing_connections_ = true;
     stop_deadline_ = deadline;
     run_stop_hooks();
-    for (Listener& listener : listeners_) {
-        if (listener.fd < 0) continue; // removed
-        listener.pause.cancel();
-        epoll_ctl_counted(EPOLL_CTL_DEL, listener.fd, 0);
-        if (!listener.shared) {
-            table_.reset(listener.fd);
-            ::close(listener.fd);
-        }
-        listener.fd = -1;
-    }
+    for (Listener& listener : listeners_)
+        if (listener.fd >= 0) close_listener(listener); // else removed
     close_parked();
 }
 
@@ -818,7 +965,7 @@ void Loop::abort_all() {
 }
 
 void Loop::run() {
-    assert(epoll_fd_ >= 0 && "open() the loop first");
+    assert((epoll_fd_ >= 0 || ring_) && "open() the loop first");
     current_ = this;
     running_loop_ = true;
     epoll_event events[kMaxEvents];
@@ -842,9 +989,13 @@ void Loop::run() {
             }
         }
         ++stats_.epoll_wait;
-        const int n = epoll_wait(epoll_fd_, events, kMaxEvents, static_cast<int>(timeout));
-        now_ = read_clock();
-        for (int i = 0; i < n; ++i) dispatch(events[i]);
+        if (ring_) {
+            wait_on_ring(static_cast<int>(timeout));
+        } else {
+            const int n = epoll_wait(epoll_fd_, events, kMaxEvents, static_cast<int>(timeout));
+            now_ = read_clock();
+            for (int i = 0; i < n; ++i) dispatch(events[i]);
+        }
         timers_.advance(now_);
     }
     abort_all();
@@ -859,10 +1010,14 @@ void Loop::linger() {
     epoll_event events[kMaxEvents];
     while (!lingering_ended_) {
         ++stats_.epoll_wait;
-        const int n =
-            epoll_wait(epoll_fd_, events, kMaxEvents, static_cast<int>(timers_.next_timeout(now_)));
-        now_ = read_clock();
-        for (int i = 0; i < n; ++i) dispatch(events[i]);
+        const int timeout = static_cast<int>(timers_.next_timeout(now_));
+        if (ring_) {
+            wait_on_ring(timeout);
+        } else {
+            const int n = epoll_wait(epoll_fd_, events, kMaxEvents, timeout);
+            now_ = read_clock();
+            for (int i = 0; i < n; ++i) dispatch(events[i]);
+        }
         timers_.advance(now_);
         run_deferred();
         abort_all(); // stopped: a task a posted call started has no time left

@@ -16,6 +16,7 @@
 
 #include "coro/coroutine.hpp"
 #include "loop/fd_table.hpp"
+#include "loop/io_backend.hpp"
 #include "loop/loop_stats.hpp"
 #include "loop/timer_wheel.hpp"
 #include "loop/yield_protocol.hpp"
@@ -45,6 +46,10 @@ namespace weft {
 // coroutine, as for bytes, so the handler can finish what it began (a 408,
 // or the request). A hang-up closes it like any parked connection; whenever
 // the loop closes it, the loop calls `release`.
+class Ring;
+struct RingCompletion;
+struct RingTag;
+
 struct ParkedState {
     void (*release)(ParkedState* self);
 };
@@ -104,8 +109,11 @@ public:
     Loop(const Loop&) = delete;
     Loop& operator=(const Loop&) = delete;
 
-    // Creates the epoll fd and the eventfd; 0 or -errno.
-    int open();
+    // Creates the epoll fd, or the io_uring ring, and the eventfd; 0 or
+    // -errno. A ring the kernel refuses (ENOMEM under RLIMIT_MEMLOCK, say):
+    // epoll instead, with one line on stderr naming the reason.
+    int open(IoBackend backend = default_io_backend());
+    IoBackend backend() const { return ring_ ? IoBackend::uring : IoBackend::epoll; }
     // Runs until stopped and every task has ended; on its own thread.
     void run();
     // After run(), for a loop of a group: runs the calls posted to it, and
@@ -304,11 +312,20 @@ private:
     void abort_all();
     std::uint64_t read_clock();
     int epoll_ctl_counted(int op, int fd, std::uint32_t events);
+    // Stops watching fd (EPOLL_CTL_DEL, or the ring's cancel) before its
+    // entry is reset; `counted` as an epoll_ctl in the stats.
+    void unregister(int fd, const FdEntry& entry, bool counted);
+    int arm_listener(Listener& listener);
+    void close_listener(Listener& listener);
+    void wait_on_ring(int timeout);
+    void on_poll(const RingTag& tag, const RingCompletion& completion);
+    void on_accept(const RingTag& tag, const RingCompletion& completion);
 
     FdTable& table_;
     const std::uint16_t index_;
     int epoll_fd_ = -1;
-    int post_fd_ = -1; // eventfd
+    std::unique_ptr<Ring> ring_; // instead of epoll_fd_ on the uring backend
+    int post_fd_ = -1;           // eventfd
     std::uint64_t now_;
     TimerWheel timers_;
     Stats stats_;

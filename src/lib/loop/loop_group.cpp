@@ -66,7 +66,7 @@ int LoopGroup::open(std::string& error) {
         options_.threads ? options_.threads : static_cast<unsigned>(usable_cpus().size());
     for (unsigned i = 0; i < count; ++i) {
         auto loop = std::make_unique<Loop>(table_, static_cast<std::uint16_t>(i));
-        if (const int rc = loop->open()) {
+        if (const int rc = loop->open(options_.io_backend)) {
             error = std::string("cannot start an event loop: ") + std::strerror(-rc);
             return rc;
         }

@@ -13,6 +13,7 @@
 // load balancer takes the server out meanwhile); then they stop accepting,
 // and running requests have `grace` to finish before the rest are cut.
 
+#include "loop/io_backend.hpp"
 #include "loop/loop.hpp"
 #include "util/address.hpp"
 
@@ -35,6 +36,9 @@ public:
         std::chrono::milliseconds grace{10'000};  // for running requests at stop
         std::chrono::milliseconds drain_delay{0}; // serving on after SIGTERM
         bool defer_accept = false;                // listener.hpp's ListenOptions
+        // Usable here (io_backend.hpp); the default, Loop::open()'s, lets
+        // the tests' groups run on WEFT_IO_BACKEND's.
+        IoBackend io_backend = default_io_backend();
     };
     using Hook = std::function<void(Loop&)>;
 
