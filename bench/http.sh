@@ -273,7 +273,7 @@ start() {
         ;;
     limit) cmd=("$bin/limit_responder" --port "$port") ;;
     esac
-    env "${env[@]}" taskset -c 0 "$@" "${cmd[@]}" >"$tmp/$name.log" 2>&1 &
+    env -u WEFT_IO_BACKEND "${env[@]}" taskset -c 0 "$@" "${cmd[@]}" >"$tmp/$name.log" 2>&1 &
     pid=$!
     while ! "$load" --port "$port" --path /hello --connections 1 --requests 1 \
         --timeout 5 >/dev/null 2>&1; do

@@ -146,6 +146,8 @@ measure_h2load_rps() {
 # liburing) gets WEFT_IO_BACKEND=B in its environment instead. Either way the
 # caller's start checks with backend_mismatch that the loop really runs on B, so
 # a weft that cannot fails with its reasons instead of measuring epoll twice.
+# A WEFT_IO_BACKEND in the bench's own environment is dropped (it would win
+# over the configuration).
 # io_backend_setup B sets io_line[B] (the line for the configuration, or empty),
 # io_env[B] (the environment assignment, or empty) and io_said[B] (what weft -t
 # said about the backend, if anything).
@@ -155,7 +157,7 @@ io_backend_setup() {
     probe_port=$("$load" --free-port) || die "no free port"
     printf 'io_backend = %s\nlistener 127.0.0.1:%s\nsite {\n    response / {\n        body = ok\n    }\n}\n' \
         "$b" "$probe_port" >"$tmp/io_probe.conf"
-    if said=$("$weft" -t -c "$tmp/io_probe.conf" 2>&1); then
+    if said=$(env -u WEFT_IO_BACKEND "$weft" -t -c "$tmp/io_probe.conf" 2>&1); then
         io_line[$b]="io_backend = $b" io_env[$b]=''
     else
         io_line[$b]='' io_env[$b]="WEFT_IO_BACKEND=$b"

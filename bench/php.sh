@@ -326,7 +326,7 @@ start() {
         [[ -n ${io_env[$b]} ]] && env=("${io_env[$b]}")
         ;;
     esac
-    env "${env[@]}" taskset -c 0 "$@" "${cmd[@]}" >"$tmp/$name.log" 2>&1 &
+    env -u WEFT_IO_BACKEND "${env[@]}" taskset -c 0 "$@" "${cmd[@]}" >"$tmp/$name.log" 2>&1 &
     pid=$!
     while ! "$load" --port "$port" --path /hello.php --connections 1 --requests 1 \
         --timeout 5 >/dev/null 2>"$tmp/probe.err"; do
