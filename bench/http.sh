@@ -2,31 +2,55 @@
 # HTTP benchmark: weft against nginx and against the floor (limit_responder).
 #
 #   bench/http.sh [--weft PATH] [--quick] [--only nginx|weft|limit[,...]]
-#                 [--rounds N] [--duration S] [--idle N] [--keep]
+#                 [--backend epoll|uring|both] [--rounds N] [--duration S] [--idle N] [--keep]
 #
 # Each server runs alone, on one loop pinned to CPU 0, with the client on
 # CPU 1, on 127.0.0.1 and a free port. Cases: a 13-byte `response` (hello), a
 # 1 KiB file (file1k) and a 1 MiB file (file1m); limit_responder serves only
 # hello. The servers alternate A B A B A B over the rounds; figures are medians.
 #
+# weft runs once per I/O backend (--backend; default both when `weft -t` takes
+# `io_backend = uring` without falling back, else epoll): weft-epoll and
+# weft-uring are two servers in the same rounds, so their ratios come from one
+# run. The backend is set by `io_backend` in weft's configuration, or by
+# WEFT_IO_BACKEND for a weft that refuses the key; the run stops with the reason
+# when weft's loop is not on the backend asked for (its fds show which it is).
+#
 # Requests/s cannot separate fast servers here (wrk saturates its own core
 # first), so the table also gives each server's own cost per request:
-#   instr   userland instructions, under callgrind (deterministic)
-#   cpu_us  server CPU time (utime+stime from /proc/PID/stat), in µs
-#   sys     syscalls, under strace -f -c, at 16 connections
-#   idle    bytes of server RSS per idle keep-alive connection (--idle of them)
-# wrk gives requests/s and p99 latency (16 connections, --duration seconds);
-# bench/http_load sends the exact counts the other figures are divided by.
+#   instr     userland instructions, under callgrind (deterministic), with
+#             bench/http_load: requests only (no connect, no close)
+#   h2_instr  the same with `h2load --h1 -c 16 -t 1 -n N` (nghttp2-client),
+#             as a load generator sees it: its User-Agent, its connections'
+#             accept and close counted; "na" when the server cannot run under
+#             callgrind on its backend (the reason is printed)
+#   cpu_us    server CPU time (utime+stime from /proc/PID/stat), in µs
+#   sys@16, sys@64  syscalls, under strace -f -c, at 16 and 64 connections
+#             (the calls by name per request are printed below the table)
+#   idle      bytes of server RSS per idle keep-alive connection (--idle of them)
+# wrk (rps, p99) and h2load (h2_rps) give requests/s over 16 connections for
+# --duration seconds; bench/http_load sends the exact counts the other figures
+# are divided by.
 #
-# The last line is machine-readable (weft's figures; ratios as decimals, "na"
-# when a server was left out):
+# The last line is machine-readable (ratios as decimals, "na" when a server or
+# backend was left out). Its first keys are weft's on the first backend (epoll
+# unless --backend uring):
 #   result hello_instr=N file1k_instr=N hello_cpu_vs_limit=N
 #          file1k_cpu_vs_nginx=N file1m_rps_vs_nginx=N idle_bytes_per_conn=N
+# then for B in epoll and uring, weft's figures on B:
+#          B_hello_instr B_file1k_instr B_hello_h2load_instr B_file1k_h2load_instr
+#          B_hello_cpu_us B_file1k_cpu_us B_hello_sys16 B_hello_sys64
+#          B_file1k_sys16 B_file1k_sys64 B_hello_rps B_hello_h2load_rps
+#          B_file1k_rps B_idle_bytes_per_conn
+# and nginx_hello_h2load_instr nginx_file1k_h2load_instr
+#     uring_hello_cpu_vs_epoll uring_file1k_cpu_vs_epoll
+#     uring_hello_sys64_vs_epoll uring_file1k_sys64_vs_epoll
 #
 # WEFT_FILES_KEYS (environment): lines added to weft's `files /` section, to
 # measure what a key costs (WEFT_FILES_KEYS='deny = /private *.less /a/**/*.md').
 #
-# Needs nginx, wrk, valgrind, strace, taskset (util-linux); installs nothing.
+# Needs nginx, wrk, h2load (nghttp2-client), valgrind, strace, taskset
+# (util-linux); installs nothing (.ci/install-deps --bench does).
 
 set -uo pipefail
 
@@ -34,6 +58,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 weft=$root/build/release/weft
 bin=$root/build/release/bench
 servers=(nginx weft limit)
+backend=''
 cases=(hello file1k file1m)
 rounds=3
 duration=5
@@ -51,6 +76,7 @@ while (($#)); do
     --weft) weft=${2:?}; shift ;;
     --quick) quick=1 ;;
     --only) IFS=, read -r -a servers <<<"${2:?}"; shift ;;
+    --backend) backend=${2:?}; shift ;;
     --rounds) rounds=${2:?}; shift ;;
     --duration) duration=${2:?}; shift ;;
     --idle) idle=${2:?}; shift ;;
@@ -63,6 +89,7 @@ done
 for s in "${servers[@]}"; do
     [[ $s == nginx || $s == weft || $s == limit ]] || usage
 done
+[[ -z $backend || $backend == epoll || $backend == uring || $backend == both ]] || usage
 
 # Requests per fixed-count run, by case: for CPU time (long enough for the
 # 10 ms clock tick), under callgrind (slow, but deterministic) and strace.
@@ -79,6 +106,7 @@ if ((quick)); then
     st_n=([hello]=5000 [file1k]=5000 [file1m]=100)
 fi
 connections=16
+wide=64 # the second connection count syscalls are counted at
 files_keys=${WEFT_FILES_KEYS:-}
 
 log() { echo "http.sh: $*" >&2; }
@@ -94,11 +122,12 @@ source "$root/bench/lib.sh"
 # --- tools, binaries, limits ---------------------------------------------------
 
 missing=()
-for tool in nginx wrk valgrind callgrind_control strace taskset timeout; do
+for tool in nginx wrk h2load valgrind callgrind_control strace taskset timeout; do
     command -v $tool >/dev/null || missing+=("$tool")
 done
 ((${#missing[@]} == 0)) ||
-    die "missing: ${missing[*]} (Debian packages: nginx wrk valgrind strace util-linux coreutils)"
+    die "missing: ${missing[*]} (Debian packages: nginx wrk nghttp2-client valgrind strace" \
+        "util-linux coreutils; .ci/install-deps --bench)"
 (($(nproc) >= 2)) || die "needs two CPUs (server on 0, client on 1)"
 
 # Built (or brought up to date: a no-op when they are) with the release preset.
@@ -134,6 +163,31 @@ head -c $((1024 * 1024)) /dev/urandom >"$tmp/www/1m.bin"
 load=$bin/http_load
 clk_tck=$(getconf CLK_TCK)
 load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# --- weft's backends: weft becomes weft-epoll and/or weft-uring ----------------------
+
+backends=()
+if [[ " ${servers[*]} " == *" weft "* ]]; then
+    io_backend_setup epoll
+    io_backend_setup uring
+    case ${backend:-} in
+    epoll | uring) backends=("$backend") ;;
+    both) backends=(epoll uring) ;;
+    '')
+        if uring_usable; then
+            backends=(epoll uring)
+        else
+            backends=(epoll)
+            log "weft-uring left out (--backend both insists): weft -t said: ${io_said[uring]}"
+        fi
+        ;;
+    esac
+    runs=()
+    for s in "${servers[@]}"; do
+        if [[ $s == weft ]]; then runs+=("${backends[@]/#/weft-}"); else runs+=("$s"); fi
+    done
+    servers=("${runs[@]}")
+fi
 
 # --- servers -------------------------------------------------------------------
 
@@ -174,8 +228,9 @@ http {
 EOF
 }
 
-write_weft_conf() { # port
+write_weft_conf() { # port backend
     cat >"$tmp/weft.conf" <<EOF
+${io_line[$2]}
 threads = 1
 keep_alive_timeout = 1h
 access_log = off
@@ -196,33 +251,46 @@ EOF
 }
 
 # start NAME [WRAPPER...]: the server pinned to CPU 0 (under WRAPPER if given);
-# sets pid and port once it answers.
+# sets pid and port once it answers. weft-B on another backend than B dies,
+# unless under a WRAPPER: then wrong_backend says why (else it is empty).
 start() {
     local name=$1 tries=100
     shift
     (($#)) && tries=600 # valgrind starts slowly
+    wrong_backend=''
     port=$("$load" --free-port) || die "no free port"
-    local cmd
+    local cmd env=()
     case $name in
     nginx)
         write_nginx_conf "$port"
         cmd=(nginx -p "$tmp/nginx/" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log"
             -g "daemon off; master_process off;")
         ;;
-    weft)
-        write_weft_conf "$port"
+    weft-*)
+        write_weft_conf "$port" "${name#weft-}"
         cmd=("$weft" -c "$tmp/weft.conf")
+        [[ -n ${io_env[${name#weft-}]} ]] && env=("${io_env[${name#weft-}]}")
         ;;
     limit) cmd=("$bin/limit_responder" --port "$port") ;;
     esac
-    taskset -c 0 "$@" "${cmd[@]}" >"$tmp/$name.log" 2>&1 &
+    env -u WEFT_IO_BACKEND "${env[@]}" taskset -c 0 "$@" "${cmd[@]}" >"$tmp/$name.log" 2>&1 &
     pid=$!
     while ! "$load" --port "$port" --path /hello --connections 1 --requests 1 \
         --timeout 5 >/dev/null 2>&1; do
-        kill -0 "$pid" 2>/dev/null || die "$name did not start: $(tail -5 "$tmp/$name.log")"
+        if ! kill -0 "$pid" 2>/dev/null; then
+            # weft on uring under callgrind: a valgrind that cannot run the ring
+            [[ $# -gt 0 && $name == *-uring ]] || die "$name did not start: $(tail -5 "$tmp/$name.log")"
+            wrong_backend="it did not start: $(tail -3 "$tmp/$name.log" | paste -sd ';')"
+            stop
+            return
+        fi
         ((--tries > 0)) || die "$name does not answer on port $port"
         sleep 0.1
     done
+    if [[ $name == weft-* ]] && backend_mismatch "${name#weft-}" "$name"; then
+        (($#)) || die "$v"
+        wrong_backend=$v
+    fi
 }
 
 # run CASE N: N requests of CASE over the usual connections, client on CPU 1.
@@ -290,8 +358,9 @@ measure_idle() {
 
 # --- the runs ----------------------------------------------------------------------
 
-declare -A rps p99 cpu instr sys idle_bytes
+declare -A rps p99 h2rps cpu instr h2instr sys sys_wide mix idle_bytes
 cases_of() { [[ $1 == limit ]] && echo hello || echo "${cases[@]}"; }
+notes=()
 
 for ((r = 1; r <= rounds; ++r)); do
     for s in "${servers[@]}"; do
@@ -301,6 +370,9 @@ for ((r = 1; r <= rounds; ++r)); do
             measure_wrk "$c"
             rps[$s $c]+=" ${v% *}"
             p99[$s $c]+=" ${v#* }"
+            measure_h2load_rps "$c" $connections
+            [[ ${v#* } == 0 ]] || die "h2load $s $c: ${v#* } requests failed"
+            h2rps[$s $c]+=" ${v% *}"
             measure_cpu "$c"
             cpu[$s $c]+=" $v"
             alive "$s"
@@ -313,11 +385,19 @@ for s in "${servers[@]}"; do
     log "$s under callgrind"
     start "$s" valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$s.out"
     dumps=0
-    for c in $(cases_of "$s"); do
-        measure_instr "$c" "$s"
-        # shellcheck disable=SC2034 # read through get's nameref
-        instr[$s $c]=$v
-    done
+    if [[ -n $wrong_backend ]]; then
+        notes+=("instr and h2_instr na for $s: under callgrind, $wrong_backend")
+    else
+        for c in $(cases_of "$s"); do
+            measure_instr "$c" "$s"
+            # shellcheck disable=SC2034 # read through get's nameref
+            instr[$s $c]=$v
+            alive "$s"
+            measure_h2load_instr "$c" "$s" $connections
+            # shellcheck disable=SC2034
+            h2instr[$s $c]=$v
+        done
+    fi
     stop
 
     log "$s under strace"
@@ -326,6 +406,11 @@ for s in "${servers[@]}"; do
         measure_syscalls "$c"
         # shellcheck disable=SC2034
         sys[$s $c]=$v
+        mix[$s $c $connections]=$sys_mix
+        measure_syscalls "$c" $wide
+        # shellcheck disable=SC2034
+        sys_wide[$s $c]=$v
+        mix[$s $c $wide]=$sys_mix
     done
     alive "$s"
     stop
@@ -343,24 +428,63 @@ done
 
 for s in "${servers[@]}"; do
     for c in $(cases_of "$s"); do
-        log "$s $c by round: rps${rps[$s $c]}, p99_us${p99[$s $c]}, cpu_us${cpu[$s $c]}"
+        log "$s $c by round: rps${rps[$s $c]}, h2_rps${h2rps[$s $c]}, p99_us${p99[$s $c]}," \
+            "cpu_us${cpu[$s $c]}"
     done
 done
-printf '%-6s %-7s %9s %8s %10s %11s %13s\n' server case rps p99_us instr/req cpu_us/req syscalls/req
+row='%-10s %-6s %8s %8s %7s %9s %9s %7s %7s %7s\n'
+# shellcheck disable=SC2059 # the format is row
+printf "$row" server case rps h2_rps p99_us instr h2_instr cpu_us "sys@$connections" "sys@$wide"
 for s in "${servers[@]}"; do
     for c in $(cases_of "$s"); do
-        printf '%-6s %-7s %9s %8s %10s %11s %13s\n' "$s" "$c" "$(get rps "$s $c")" \
-            "$(get p99 "$s $c")" "$(get instr "$s $c")" "$(get cpu "$s $c")" "$(get sys "$s $c")"
+        # shellcheck disable=SC2059
+        printf "$row" "$s" "$c" "$(get rps "$s $c")" "$(get h2rps "$s $c")" "$(get p99 "$s $c")" \
+            "$(get instr "$s $c")" "$(get h2instr "$s $c")" "$(get cpu "$s $c")" \
+            "$(get sys "$s $c")" "$(get sys_wide "$s $c")"
+    done
+done
+echo "syscalls per request by name:"
+for s in "${servers[@]}"; do
+    for c in $(cases_of "$s"); do
+        for n in $connections $wide; do echo "  $s $c @$n: ${mix[$s $c $n]}"; done
     done
 done
 for s in "${servers[@]}"; do
     [[ $s == limit ]] || echo "idle bytes/conn $s: ${idle_bytes[$s]} ($idle connections)"
 done
+for note in "${notes[@]}"; do echo "$note"; done
 
+# The result line's weft: the first backend's; backend_keys B: weft-B's figures.
+main=weft-${backends[0]:-epoll}
+backend_keys() {
+    local w=weft-$1 b=$1 k
+    for k in hello file1k; do
+        printf ' %s_%s_instr=%s' "$b" $k "$(get instr "$w $k")"
+    done
+    for k in hello file1k; do
+        printf ' %s_%s_h2load_instr=%s' "$b" $k "$(get h2instr "$w $k")"
+    done
+    for k in hello file1k; do
+        printf ' %s_%s_cpu_us=%s' "$b" $k "$(get cpu "$w $k")"
+    done
+    for k in hello file1k; do
+        printf ' %s_%s_sys16=%s %s_%s_sys%s=%s' "$b" $k "$(get sys "$w $k")" "$b" $k $wide \
+            "$(get sys_wide "$w $k")"
+    done
+    printf ' %s_hello_rps=%s %s_hello_h2load_rps=%s %s_file1k_rps=%s %s_idle_bytes_per_conn=%s' \
+        "$b" "$(get rps "$w hello")" "$b" "$(get h2rps "$w hello")" "$b" "$(get rps "$w file1k")" \
+        "$b" "${idle_bytes[$w]:-na}"
+}
 echo "load average (other work on the machine skews rps and cpu): $load_at_start at start," \
     "$(cut -d' ' -f1-3 /proc/loadavg) at the end"
-echo "result hello_instr=$(get instr 'weft hello') file1k_instr=$(get instr 'weft file1k')" \
-    "hello_cpu_vs_limit=$(ratio "$(get cpu 'weft hello')" "$(get cpu 'limit hello')")" \
-    "file1k_cpu_vs_nginx=$(ratio "$(get cpu 'weft file1k')" "$(get cpu 'nginx file1k')")" \
-    "file1m_rps_vs_nginx=$(ratio "$(get rps 'weft file1m')" "$(get rps 'nginx file1m')")" \
-    "idle_bytes_per_conn=${idle_bytes[weft]:-na}"
+echo "result hello_instr=$(get instr "$main hello") file1k_instr=$(get instr "$main file1k")" \
+    "hello_cpu_vs_limit=$(ratio "$(get cpu "$main hello")" "$(get cpu 'limit hello')")" \
+    "file1k_cpu_vs_nginx=$(ratio "$(get cpu "$main file1k")" "$(get cpu 'nginx file1k')")" \
+    "file1m_rps_vs_nginx=$(ratio "$(get rps "$main file1m")" "$(get rps 'nginx file1m')")" \
+    "idle_bytes_per_conn=${idle_bytes[$main]:-na}$(backend_keys epoll)$(backend_keys uring)" \
+    "nginx_hello_h2load_instr=$(get h2instr 'nginx hello')" \
+    "nginx_file1k_h2load_instr=$(get h2instr 'nginx file1k')" \
+    "uring_hello_cpu_vs_epoll=$(ratio "$(get cpu 'weft-uring hello')" "$(get cpu 'weft-epoll hello')")" \
+    "uring_file1k_cpu_vs_epoll=$(ratio "$(get cpu 'weft-uring file1k')" "$(get cpu 'weft-epoll file1k')")" \
+    "uring_hello_sys64_vs_epoll=$(ratio "$(get sys_wide 'weft-uring hello')" "$(get sys_wide 'weft-epoll hello')")" \
+    "uring_file1k_sys64_vs_epoll=$(ratio "$(get sys_wide 'weft-uring file1k')" "$(get sys_wide 'weft-epoll file1k')")"
