@@ -39,7 +39,8 @@ void enable(io_uring& ring) {
 
 } // namespace
 
-std::unique_ptr<Ring> Ring::open(std::size_t fd_limit, int& error) {
+std::unique_ptr<Ring> Ring::open(std::size_t fd_limit, int& error, unsigned sq_entries,
+                                 unsigned cq_entries) {
     std::unique_ptr<Ring> ring(new Ring);
     ring->ring_.ring_fd = -1; // none yet
     void* memory = mmap(nullptr, fd_limit * sizeof(std::uint32_t), PROT_READ | PROT_WRITE,
@@ -59,8 +60,9 @@ std::unique_ptr<Ring> Ring::open(std::size_t fd_limit, int& error) {
         for (const unsigned flags : kSetups) {
             io_uring_params params{};
             params.flags = flags | IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP;
-            params.cq_entries = kCqEntries;
-            rc = io_uring_queue_init_params(kSqEntries, &ring->ring_, &params);
+            params.cq_entries = cq_entries ? cq_entries : kCqEntries;
+            rc = io_uring_queue_init_params(sq_entries ? sq_entries : kSqEntries, &ring->ring_,
+                                            &params);
             if (rc != -EINVAL) break;
         }
     }).join();
@@ -170,7 +172,7 @@ unsigned Ring::take(RingCompletion* out, unsigned n) {
 
 #else // !WEFT_HAVE_URING: the loop never has a ring.
 
-std::unique_ptr<Ring> Ring::open(std::size_t, int& error) {
+std::unique_ptr<Ring> Ring::open(std::size_t, int& error, unsigned, unsigned) {
     error = -ENOSYS;
     return nullptr;
 }

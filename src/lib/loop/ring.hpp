@@ -67,8 +67,10 @@ struct RingCompletion {
 class Ring {
 public:
     // A ring, generations for fds below `fd_limit`; nullptr with -errno in
-    // `error` when the kernel refuses one.
-    static std::unique_ptr<Ring> open(std::size_t fd_limit, int& error);
+    // `error` when the kernel refuses one. The queue sizes are for tests
+    // (0: the loop's; the CQ at least as large as the SQ).
+    static std::unique_ptr<Ring> open(std::size_t fd_limit, int& error, unsigned sq_entries = 0,
+                                      unsigned cq_entries = 0);
     ~Ring();
     Ring(const Ring&) = delete;
     Ring& operator=(const Ring&) = delete;
