@@ -2,8 +2,8 @@
 """Review 19a: the io_uring backend (stage 1) attacked through the real
 binary with WEFT_IO_BACKEND=uring: a FIN promptly after weft closes, fd
 numbers churned (a stale completion waking the wrong connection would hang
-a client), EMFILE on the multishot accept then recovery, a reload that
-moves the listener.
+a client), EMFILE on the multishot accept then recovery, idle connections
+closed by the keep-alive timer get their FIN.
 
     test_review_19a.py WEFT_BINARY
 """
@@ -17,7 +17,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-os.environ["WEFT_IO_BACKEND"] = "uring"
+os.environ.setdefault("WEFT_IO_BACKEND", "uring")
 from http_support import Weft  # noqa: E402
 
 CONF = """\
@@ -27,6 +27,17 @@ listener 127.0.0.1:{port}
 site {
     response / {
         body = inside
+    }
+}
+"""
+
+FILES_CONF = """\
+threads = 2
+keep_alive_timeout = 3s
+listener 127.0.0.1:{port}
+site {
+    root = {dir}/www
+    files / {
     }
 }
 """
@@ -127,6 +138,19 @@ class UringTestCase(unittest.TestCase):
             except OSError:
                 time.sleep(0.2)
         self.assertTrue(answered, "no answer after EMFILE\n" + weft.stderr())
+        self.assertEqual(weft.stop(), 0, weft.stderr())
+
+    def test_keep_alive_timeout_closes_idle_connections_with_a_fin(self):
+        os.mkdir(os.path.join(self.dir, "www"))
+        weft = self.start(FILES_CONF)
+        socks = [socket.create_connection(("127.0.0.1", weft.port)) for _ in range(100)]
+        for s in socks:
+            s.sendall(REQUEST.replace(b"/", b"/none", 1))
+        started = time.monotonic()
+        for s in socks:
+            read_to_eof(s, 10.0)  # the 3 s keep-alive timeout, then EOF
+            s.close()
+        self.assertLess(time.monotonic() - started, 9.0)
         self.assertEqual(weft.stop(), 0, weft.stderr())
 
 
