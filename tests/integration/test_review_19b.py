@@ -40,6 +40,23 @@ class Review19bTest(test_io_backend.IoBackend):
     test_a_reload_while_uring_is_refused_says_nothing_false = unittest.expectedFailure(
         test_a_reload_while_uring_is_refused_says_nothing_false)
 
+    def test_the_uring_presets_cannot_go_green_on_epoll(self):
+        """release-uring / asan-uring set WEFT_IO_BACKEND=uring and nothing
+        else: where io_uring is refused (Docker's default seccomp profile
+        blocks io_uring_setup, as do many CI sandboxes) every weft falls
+        back to epoll with a stderr line, the unit tests WARN and skip, and
+        the "second run on the ring" passes without a ring ever set up. A
+        preset meant to test the ring should fail then (a strict switch, say
+        WEFT_IO_BACKEND_STRICT=1 set by those presets, that turns the
+        fallback into an exit 1). Here: under the refusal, with the
+        environment the presets give, weft must not serve."""
+        with environment_backend("uring"):
+            weft, running = self.start(None, refuse=True)
+            self.assertNotEqual(running, "epoll", "the uring preset ran epoll and passed")
+
+    test_the_uring_presets_cannot_go_green_on_epoll = unittest.expectedFailure(
+        test_the_uring_presets_cannot_go_green_on_epoll)
+
 
 def load_tests(loader, tests, pattern):
     suite = unittest.TestSuite()
