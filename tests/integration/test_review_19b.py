@@ -37,8 +37,6 @@ class Review19bTest(test_io_backend.IoBackend):
             said = [line for line in weft.stderr().splitlines() if "reload: io_backend" in line]
             self.assertEqual(said, [])
 
-    test_a_reload_while_uring_is_refused_says_nothing_false = unittest.expectedFailure(
-        test_a_reload_while_uring_is_refused_says_nothing_false)
 
     def test_the_uring_presets_cannot_go_green_on_epoll(self):
         """release-uring / asan-uring set WEFT_IO_BACKEND=uring and nothing

@@ -200,11 +200,14 @@ void Service::reload() {
     if (const std::string changed = start_only_changes(*next); !changed.empty())
         return done(changed + " change only at a restart");
     // The loops keep their backend; the rest of the file applies.
-    if (const BackendChoice wanted = choose_backend(*next); wanted.wanted != backend_.wanted)
+    // Said only when a restart would run another one than the loops do (a
+    // file asking for epoll while uring is refused changes nothing).
+    if (const BackendChoice wanted = choose_backend(*next);
+        wanted.backend != loops_.loop(0).backend())
         std::fprintf(stderr,
                      "weft: reload: io_backend = %s takes effect at a restart; the loops keep "
                      "running %s\n",
-                     std::string(io_backend_name(wanted.wanted)).c_str(),
+                     std::string(io_backend_name(wanted.backend)).c_str(),
                      config_.io_backend.c_str());
     next->io_backend = config_.io_backend;
 
