@@ -729,6 +729,18 @@ void Loop::dispatch(const epoll_event& event) {
     wake(*entry.task->coroutine, value);
 }
 
+void Loop::wait_for_events(int timeout) {
+    ++stats_.epoll_wait;
+    if (ring_) {
+        wait_on_ring(timeout);
+        return;
+    }
+    epoll_event events[kMaxEvents];
+    const int n = epoll_wait(epoll_fd_, events, kMaxEvents, timeout);
+    now_ = read_clock();
+    for (int i = 0; i < n; ++i) dispatch(events[i]);
+}
+
 // --- the ring --------------------------------------------------------------------
 
 void Loop::wait_on_ring(int timeout) {
@@ -983,7 +995,6 @@ void Loop::run() {
     assert((epoll_fd_ >= 0 || ring_) && "open() the loop first");
     current_ = this;
     running_loop_ = true;
-    epoll_event events[kMaxEvents];
     for (;;) {
         start_finishing();
         run_ready();
@@ -1003,14 +1014,7 @@ void Loop::run() {
                 if (stopping_ || !ready_.empty()) timeout = 0;
             }
         }
-        ++stats_.epoll_wait;
-        if (ring_) {
-            wait_on_ring(static_cast<int>(timeout));
-        } else {
-            const int n = epoll_wait(epoll_fd_, events, kMaxEvents, static_cast<int>(timeout));
-            now_ = read_clock();
-            for (int i = 0; i < n; ++i) dispatch(events[i]);
-        }
+        wait_for_events(static_cast<int>(timeout));
         timers_.advance(now_);
     }
     abort_all();
@@ -1025,17 +1029,8 @@ void Loop::linger() {
     assert(stopping_ && live_tasks_ == 0);
     current_ = this;
     running_loop_ = true;
-    epoll_event events[kMaxEvents];
     while (!lingering_ended_) {
-        ++stats_.epoll_wait;
-        const int timeout = static_cast<int>(timers_.next_timeout(now_));
-        if (ring_) {
-            wait_on_ring(timeout);
-        } else {
-            const int n = epoll_wait(epoll_fd_, events, kMaxEvents, timeout);
-            now_ = read_clock();
-            for (int i = 0; i < n; ++i) dispatch(events[i]);
-        }
+        wait_for_events(static_cast<int>(timers_.next_timeout(now_)));
         timers_.advance(now_);
         run_deferred();
         abort_all(); // stopped: a task a posted call started has no time left

@@ -317,6 +317,8 @@ private:
     void unregister(int fd, const FdEntry& entry, bool counted);
     int arm_listener(Listener& listener);
     void close_listener(Listener& listener);
+    // One wait of a tick (epoll_wait, or the ring's enter), its events handled.
+    void wait_for_events(int timeout);
     void wait_on_ring(int timeout);
     void on_poll(const RingTag& tag, const RingCompletion& completion);
     void on_accept(const RingTag& tag, const RingCompletion& completion);
