@@ -316,6 +316,9 @@ site {
     pubsub /live {
         clients_publish = on
         publish_from = unix:  # the socketpair client: POSTs publish
+        limit_conn = 2        # a subscriber holds its count for its life
+        history = 3
+        history_memory = 64k
         max_message = 1k
         max_queued = 4k
         max_topics = 2
