@@ -13,6 +13,21 @@
 
 namespace weft::http {
 
+ClientSocket::ClientSocket(int fd, std::uint32_t send_timeout_ms)
+    : fd_(fd), send_timeout_ms_(send_timeout_ms),
+      ring_(Loop::current() ? Loop::current()->byte_ring() : nullptr) {}
+
+int ClientSocket::settle() {
+    if (!ring_) return 0;
+    while (ring_->sending(fd_)) {
+        // The send's end wakes a writer (Loop::on_send).
+        const std::int64_t woke = wait(kWritable, send_timeout_ms_);
+        if (woke == kHangup) return -EPIPE; // it ends failing; the loop closes after it
+        if (woke < 0) return static_cast<int>(woke);
+    }
+    return ring_->take_send_error(fd_);
+}
+
 std::int64_t ClientSocket::wait(std::uint8_t interest, std::uint32_t timeout_ms) {
     Loop& loop = *Loop::current();
     if (interest & kReadable) flush();
@@ -32,6 +47,14 @@ void ClientSocket::flush() {
 
 int ClientSocket::send(iovec* iov, int count, bool more) {
     more = more || pipelined_;
+    if (ring_) {
+        if (const int error = settle()) return error;
+        // Not corked (a send with MSG_MORE waits for more): through the ring.
+        if (!more && ring_->send(fd_, iov, count)) {
+            corked_ = false;
+            return 0;
+        }
+    }
     const int flags = MSG_NOSIGNAL | (more ? MSG_MORE : 0);
     // What is left to send: mostly, one sendmsg takes it all, and walking
     // the vector after it cost more than summing it first.
@@ -65,6 +88,16 @@ int ClientSocket::send(iovec* iov, int count, bool more) {
 }
 
 ssize_t ClientSocket::send_now(const iovec* iov, int count) {
+    if (ring_) {
+        if (ring_->sending(fd_)) return 0; // full, for now: its end wakes a writer
+        if (const int error = ring_->take_send_error(fd_)) return error;
+        if (!pipelined_) {
+            if (const std::size_t queued = ring_->send(fd_, iov, count)) {
+                corked_ = false;
+                return static_cast<ssize_t>(queued);
+            }
+        }
+    }
     msghdr message{};
     message.msg_iov = const_cast<iovec*>(iov);
     message.msg_iovlen = static_cast<std::size_t>(count);
@@ -77,6 +110,7 @@ ssize_t ClientSocket::send_now(const iovec* iov, int count) {
 }
 
 int ClientSocket::send_file(int file, off_t offset, std::uint64_t length, std::uint64_t& sent) {
+    if (const int error = settle()) return error;
     while (length) {
         const std::size_t chunk = std::min<std::uint64_t>(length, 1u << 30);
         const ssize_t n = ::sendfile(fd_, file, &offset, chunk);

@@ -8,10 +8,17 @@
 // emptied the socket (a short read): then anything that comes later raises a
 // fresh readiness edge, and a caller may wait without trying a read first.
 //
+// On a loop whose ring moves bytes (loop/ring.hpp), a parked connection's
+// next bytes wait in the ring's buffer, and a send that fits a slot goes
+// through the ring, one at a time: the calls here take the one and queue
+// the other, and anything that writes to the socket by a syscall settles
+// the send in flight first, so the bytes keep their order.
+//
 // Results are 0 or byte counts, or -errno: -ETIMEDOUT past a wait's timeout,
 // the loop's -ECANCELED or -EBUSY, the socket's own errors.
 
 #include "loop/io.hpp"
+#include "loop/ring.hpp"
 
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -23,8 +30,7 @@ namespace weft::http {
 
 class ClientSocket {
 public:
-    ClientSocket(int fd, std::uint32_t send_timeout_ms)
-        : fd_(fd), send_timeout_ms_(send_timeout_ms) {}
+    ClientSocket(int fd, std::uint32_t send_timeout_ms);
     ClientSocket(const ClientSocket&) = delete;
     ClientSocket& operator=(const ClientSocket&) = delete;
 
@@ -46,6 +52,10 @@ public:
     int send_file(int file, off_t offset, std::uint64_t length, std::uint64_t& sent);
     // Pushes out what waits corked.
     void flush();
+    // Waits until the ring's send in flight, if any, has ended (up to
+    // send_timeout): before writing by a syscall, or handing the socket on.
+    // 0, or -errno (the send's own failure).
+    int settle();
     // Bytes of a next request wait behind the current one: its answer goes
     // corked, to share packets with the next.
     void set_pipelined(bool pipelined) { pipelined_ = pipelined; }
@@ -54,10 +64,12 @@ public:
     // Some bytes (at most n), 0 at end of stream, or -errno (-EAGAIN: none
     // are there); never waits.
     ssize_t receive_now(void* into, std::size_t n) {
+        if (ring_ && ring_->holds_input(fd_)) return ring_->take_input(fd_, into, n, drained_);
         const ssize_t got = io::recv_now(fd_, into, n);
         // A read that filled `n` may have left bytes in the socket, with no
         // edge to come for them.
         if (got >= 0) drained_ = static_cast<std::size_t>(got) < n;
+        if (ring_ && got > 0) ring_->note_syscall_read();
         return got;
     }
     // As receive_now(), but waits up to `timeout_ms` when none are there.
@@ -74,6 +86,7 @@ public:
 private:
     const int fd_;
     const std::uint32_t send_timeout_ms_;
+    Ring* const ring_;       // the loop's, when it moves bytes
     bool corked_ = false;    // a send went out with MSG_MORE
     bool pipelined_ = false; // bytes of a next request are waiting
     bool drained_ = false;

@@ -308,10 +308,10 @@ std::int64_t Connection::run() {
             next = handle(parser_.head_size());
         }
         idle_ = Idle::answered;
-        if (next != Next::keep_alive) [[unlikely]]
-            return next == Next::linger  ? close_gracefully()
-                   : next == Next::close ? kClose
-                                         : kDetach;
+        if (next != Next::keep_alive) [[unlikely]] {
+            if (next == Next::linger) return close_gracefully();
+            return next == Next::close ? kClose : kDetach;
+        }
     }
 }
 
@@ -522,6 +522,7 @@ std::int64_t Connection::close_gracefully() {
     // Half-close, then read until the client closes too (or a limit), so our
     // answer is not destroyed by a reset for data it is still sending.
     socket_.flush();
+    if (socket_.settle() != 0) return kClose; // the shutdown would cut a send in flight
     const int fd = socket_.fd();
     ::shutdown(fd, SHUT_WR);
     std::size_t drained = 0;

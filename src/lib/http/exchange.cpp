@@ -571,7 +571,10 @@ int Exchange::switch_protocols(std::string_view protocol, HandOver& out) {
     // pushes out whatever earlier answers left corked.
     socket_.set_pipelined(false);
     iovec iov{start, static_cast<std::size_t>(tail - start)};
-    const int result = socket_.send(&iov, 1);
+    int result = socket_.send(&iov, 1);
+    // The handler may write by syscalls (a detached session does): the head
+    // goes before, not beside, them.
+    if (result == 0) result = socket_.settle();
     if (result < 0) return fail(result);
     state_ = State::handed_over;
     detached_ = nullptr;
@@ -590,7 +593,8 @@ int Exchange::stream_to_close(HandOver& out) {
     socket_.set_pipelined(false); // the head goes out now, not corked
     const int result = send_head(kUnknownLength, {}, false);
     if (result < 0) return result;
-    if (state_ != State::streaming) return -EMSGSIZE; // a 500 went instead
+    if (state_ != State::streaming) return -EMSGSIZE;           // a 500 went instead
+    if (const int error = socket_.settle()) return fail(error); // as in switch_protocols
     state_ = State::handed_over;
     detached_ = nullptr;
     out = {&socket_, body_.take_unread()};

@@ -1,5 +1,7 @@
 #include "loop/fs_watch.hpp"
 
+#include "loop/ring.hpp"
+
 #include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -51,7 +53,17 @@ FsWatch::~FsWatch() {
 }
 
 void FsWatch::on_ready(FdWatcher& self, std::uint8_t) {
-    static_cast<FsWatch&>(self).drain();
+    static_cast<FsWatch&>(self).read_events();
+}
+
+void FsWatch::drain() {
+    // On a ring that moves bytes, a request whose bytes came with a
+    // receive's completion is served after every completion before it, the
+    // poll of this fd's included, which read the events (on_ready): those
+    // queued before the bytes came were read. Only bytes read by a syscall
+    // since the last read here need one.
+    if (Ring* ring = loop_.byte_ring(); ring && !ring->take_syscall_read()) return;
+    read_events();
 }
 
 int FsWatch::watch(const char* directory, std::string_view name, WatchStamp& stamp) {
@@ -81,7 +93,7 @@ int FsWatch::watch(const char* directory, std::string_view name, WatchStamp& sta
     return 0;
 }
 
-void FsWatch::drain() {
+void FsWatch::read_events() {
     alignas(inotify_event) char buffer[4096];
     for (;;) {
         // Straight through syscall(), without libc's cancellation toggles

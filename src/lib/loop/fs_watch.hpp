@@ -16,7 +16,9 @@
 // bytes were read and before it trusts an entry hears of every change made
 // before those bytes arrived: the next request after a change sees it. That
 // read (EAGAIN when nothing changed) is the one syscall per request this
-// costs; the checks themselves compare integers in memory. Without it,
+// costs on epoll; the checks themselves compare integers in memory. (On a
+// ring that moves bytes, a request that came with a receive's completion
+// needs no read: see drain().) Without it,
 // epoll alone cannot order them: a coroutine reads a request without a poll
 // when it arrives while the previous response is going out (or the accept
 // batch takes a connection the listener's event did not announce), and the
@@ -68,8 +70,10 @@ public:
     // nothing to another (a thread may run several loops in turn).
     std::uint64_t id() const { return id_; }
 
-    // Reads every queued event (one read when there is none): before a
-    // cache trusts its stamps, and when the loop sees the fd readable.
+    // Reads every queued event (one read when there is none), before a
+    // cache trusts its stamps: skipped on a ring that moves bytes when no
+    // request's bytes were read by a syscall since the last read (drain()
+    // in fs_watch.cpp says why that is enough).
     void drain();
 
     // Directories watched now.
@@ -78,6 +82,7 @@ public:
 private:
     FsWatch(Loop& loop, int fd);
     static void on_ready(FdWatcher& self, std::uint8_t ready);
+    void read_events(); // what drain() does, always: when the loop sees the fd readable
     void bump_bucket(std::uint32_t record, std::string_view name);
     void bump_directory(std::uint32_t record);
     void bump_all();

@@ -48,6 +48,7 @@ constexpr NeededOpcode kNeededOpcodes[] = {
     {IORING_OP_ACCEPT, "ACCEPT", "5.5"},
     {IORING_OP_RECV, "RECV", "5.6"},
     {IORING_OP_SENDMSG, "SENDMSG", "5.3"},
+    {IORING_OP_SEND, "SEND", "5.6"},
 };
 
 void probe_ring(UringFacts& facts) {

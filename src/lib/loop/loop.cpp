@@ -74,6 +74,7 @@ Loop::~Loop() {
     unregister_loop_counters(index_, &counters_);
     // First: the ring's exit cancels every request (and lets go of the files
     // its polls hold), so nothing below queues more.
+    byte_ring_ = nullptr;
     ring_.reset();
     // run() ends every task; a loop never run may still hold spawned ones.
     // Calls posted too late still run (they may hold references to free),
@@ -109,6 +110,8 @@ int Loop::open(IoBackend backend) {
         if (!ring_)
             std::fprintf(stderr, "weft: loop %u: io_uring_setup: %s: using epoll\n",
                          static_cast<unsigned>(index_), std::strerror(-error));
+        else if (ring_->moves_bytes())
+            byte_ring_ = ring_.get();
     }
     if (!ring_) {
         epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
@@ -537,6 +540,10 @@ void Loop::end_task(Task* task, std::int64_t result) {
         close_connection(fd);
         return;
     }
+    // On the ring, the next bytes come into a buffer with the receive's
+    // completion, which starts the coroutine (on_receive). A head begun
+    // (a ParkedState) waits for readiness: its coroutine reads the rest.
+    if (byte_ring_ && !entry.data) byte_ring_->receive(fd);
     park(fd);
 }
 
@@ -651,9 +658,21 @@ void Loop::close_connection(int fd) {
         counters_.parked_heads.sub(1);
         state->release(state);
     }
+    // A send still in flight (a slow client) is let finish, as the kernel
+    // finishes a closed socket's bytes: its slot closes the fd then.
+    SendSlot* orphan = byte_ring_ ? byte_ring_->orphan(fd) : nullptr;
     if (ring_) unregister(fd, entry, false); // its poll holds the file: no FIN until it goes
     table_.reset(fd);
     counters_.closed.add(1);
+    if (orphan) {
+        orphan->deadline.fire = [](Timer& timer) {
+            auto& slot = *reinterpret_cast<SendSlot*>(reinterpret_cast<char*>(&timer) -
+                                                      offsetof(SendSlot, deadline));
+            if (Ring* ring = Loop::current()->byte_ring_) ring->cancel_send(slot);
+        };
+        timers_.arm(orphan->deadline, now_ + Ring::kOrphanMs);
+        return;
+    }
     ::close(fd); // also leaves the epoll set: nothing else holds the file
 }
 
@@ -707,10 +726,11 @@ void Loop::dispatch(const epoll_event& event) {
     entry.ready |= ready;
     if (!entry.task && entry.kind == FdKind::connection) {
         // A parked connection (its data is a ParkedState, not a watcher):
-        // bytes start a coroutine again; a hang-up closes it.
+        // bytes start a coroutine again (on the ring, the receive's
+        // completion does, with them); a hang-up closes it.
         if (entry.ready & kHungUp) {
             close_connection(fd);
-        } else if (entry.ready & kReadable) {
+        } else if ((entry.ready & kReadable) && !receiving(fd)) {
             unpark(fd);
         }
         return;
@@ -753,6 +773,10 @@ void Loop::wait_on_ring(int timeout) {
         const RingTag tag = ring_untag(completions[i].user_data);
         if (tag.op == RingOp::poll) {
             on_poll(tag, completions[i]);
+        } else if (tag.op == RingOp::receive) {
+            on_receive(tag, completions[i]);
+        } else if (tag.op == RingOp::send) {
+            on_send(tag, completions[i]);
         } else if (tag.op == RingOp::accept) {
             on_accept(tag, completions[i]);
         } else if (tag.op == RingOp::update && completions[i].res == -EALREADY &&
@@ -792,6 +816,30 @@ void Loop::on_poll(const RingTag& tag, const RingCompletion& completion) {
     case FdKind::free:
         return;
     }
+}
+
+bool Loop::receiving(int fd) const {
+    return byte_ring_ && byte_ring_->receiving(fd);
+}
+
+void Loop::on_receive(const RingTag& tag, const RingCompletion& completion) {
+    if (!byte_ring_->on_receive(tag, completion)) return; // stale: its buffer went back
+    const int fd = tag.fd;
+    FdEntry& entry = table_[fd];
+    // Armed only on a parked connection, and nothing else starts its
+    // coroutine meanwhile: this does, and its first read takes the bytes.
+    if (entry.kind != FdKind::connection || entry.task) return;
+    entry.ready |= kReadable;
+    unpark(fd);
+}
+
+void Loop::on_send(const RingTag& tag, const RingCompletion& completion) {
+    const int fd = byte_ring_->on_send(tag, completion);
+    if (fd < 0) return;
+    // Its writer may go on: a send that waited for this one, a settle.
+    FdEntry& entry = table_[fd];
+    if (entry.kind == FdKind::connection && entry.loop == index_ && entry.task)
+        on_ready(fd, entry, EPOLLOUT);
 }
 
 void Loop::on_accept(const RingTag& tag, const RingCompletion& completion) {

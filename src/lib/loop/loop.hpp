@@ -114,6 +114,9 @@ public:
     // epoll instead, with one line on stderr naming the reason.
     int open(IoBackend backend = default_io_backend());
     IoBackend backend() const { return ring_ ? IoBackend::uring : IoBackend::epoll; }
+    // The ring, when connections' bytes go through it (ring.hpp: a parked
+    // connection's next bytes, and sends that fit a slot); else nullptr.
+    Ring* byte_ring() const { return byte_ring_; }
     // Runs until stopped and every task has ended; on its own thread.
     void run();
     // After run(), for a loop of a group: runs the calls posted to it, and
@@ -322,11 +325,15 @@ private:
     void wait_on_ring(int timeout);
     void on_poll(const RingTag& tag, const RingCompletion& completion);
     void on_accept(const RingTag& tag, const RingCompletion& completion);
+    void on_receive(const RingTag& tag, const RingCompletion& completion);
+    void on_send(const RingTag& tag, const RingCompletion& completion);
+    bool receiving(int fd) const;
 
     FdTable& table_;
     const std::uint16_t index_;
     int epoll_fd_ = -1;
     std::unique_ptr<Ring> ring_; // instead of epoll_fd_ on the uring backend
+    Ring* byte_ring_ = nullptr;  // ring_, when it moves connections' bytes
     int post_fd_ = -1;           // eventfd
     std::uint64_t now_;
     TimerWheel timers_;
