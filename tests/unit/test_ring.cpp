@@ -416,3 +416,243 @@ TEST_CASE("a CQ overflow loses no completion, and every poll reports again after
             ++seen[index_of[weft::ring_untag(c.user_data).fd]];
     for (int i = 0; i < kPairs; ++i) CHECK(seen[i] >= 1);
 }
+
+// --- stage 2: bytes through the ring ---------------------------------------------
+
+namespace {
+
+// The completions of kind `op` among those that come within `ms`.
+std::vector<RingCompletion> completions_of(Ring& ring, RingOp op, int ms) {
+    std::vector<RingCompletion> out;
+    for (const RingCompletion& c : completions_within(ring, ms))
+        if (weft::ring_untag(c.user_data).op == op) out.push_back(c);
+    return out;
+}
+
+std::string drain_socket(int fd) {
+    std::string got;
+    char buffer[65536];
+    for (;;) {
+        const ssize_t n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
+        if (n <= 0) return got;
+        got.append(buffer, static_cast<std::size_t>(n));
+    }
+}
+
+} // namespace
+
+TEST_CASE("a ring receive takes bytes into a provided buffer, handed out in pieces", "[ring][bytes]") {
+    if (!uring_here()) return;
+    int error = 0;
+    auto ring = Ring::open(1024, error);
+    REQUIRE(ring);
+    REQUIRE(ring->moves_bytes());
+    Pair pair;
+    const int fd = pair.fds[0];
+    REQUIRE(ring->receive(fd));
+    CHECK(ring->receiving(fd));
+    CHECK(completions_now(*ring).empty()); // nothing sent yet: it waits
+    REQUIRE(::send(pair.fds[1], "hello, ring", 11, 0) == 11);
+    const auto received = completions_of(*ring, RingOp::receive, 1000);
+    REQUIRE(received.size() == 1);
+    REQUIRE(ring->on_receive(weft::ring_untag(received[0].user_data), received[0]));
+    CHECK_FALSE(ring->receiving(fd));
+    REQUIRE(ring->holds_input(fd));
+    char into[16] = {};
+    bool drained = true;
+    CHECK(ring->take_input(fd, into, 5, drained) == 5);
+    CHECK_FALSE(drained); // more is held
+    CHECK(std::string(into, 5) == "hello");
+    CHECK(ring->take_input(fd, into, sizeof into, drained) == 6);
+    CHECK(drained); // a short receive: the socket was empty
+    CHECK(std::string(into, 6) == ", ring");
+    CHECK_FALSE(ring->holds_input(fd));
+
+    // The end of stream is kept, and said on every read.
+    REQUIRE(ring->receive(fd));
+    ::shutdown(pair.fds[1], SHUT_WR);
+    const auto ended = completions_of(*ring, RingOp::receive, 1000);
+    REQUIRE(ended.size() == 1);
+    REQUIRE(ring->on_receive(weft::ring_untag(ended[0].user_data), ended[0]));
+    CHECK(ring->take_input(fd, into, sizeof into, drained) == 0);
+    CHECK(ring->take_input(fd, into, sizeof into, drained) == 0);
+}
+
+TEST_CASE("ring receive buffers go back: many more receives than buffers, none lost", "[ring][bytes]") {
+    if (!uring_here()) return;
+    int error = 0;
+    auto ring = Ring::open(1024, error);
+    REQUIRE(ring);
+    Pair pair;
+    const int fd = pair.fds[0];
+    char into[Ring::kReceiveBufferSize];
+    for (unsigned i = 0; i < 3 * Ring::kReceiveBuffers; ++i) {
+        REQUIRE(ring->receive(fd));
+        const std::string message = "message " + std::to_string(i);
+        REQUIRE(::send(pair.fds[1], message.data(), message.size(), 0) ==
+                static_cast<ssize_t>(message.size()));
+        const auto received = completions_of(*ring, RingOp::receive, 1000);
+        REQUIRE(received.size() == 1);
+        REQUIRE(received[0].res == static_cast<int>(message.size()));
+        REQUIRE(ring->on_receive(weft::ring_untag(received[0].user_data), received[0]));
+        bool drained = false;
+        REQUIRE(ring->take_input(fd, into, sizeof into, drained) ==
+                static_cast<ssize_t>(message.size()));
+        REQUIRE(std::string(into, message.size()) == message);
+    }
+}
+
+TEST_CASE("a full receive buffer says more may wait; a stale receive's buffer goes back",
+          "[ring][bytes]") {
+    if (!uring_here()) return;
+    int error = 0;
+    auto ring = Ring::open(1024, error);
+    REQUIRE(ring);
+    Pair pair;
+    const int fd = pair.fds[0];
+    const std::string big(Ring::kReceiveBufferSize + 100, 'x');
+    REQUIRE(::send(pair.fds[1], big.data(), big.size(), 0) == static_cast<ssize_t>(big.size()));
+    REQUIRE(ring->receive(fd));
+    const auto received = completions_of(*ring, RingOp::receive, 1000);
+    REQUIRE(received.size() == 1);
+    REQUIRE(received[0].res == static_cast<int>(Ring::kReceiveBufferSize));
+    REQUIRE(ring->on_receive(weft::ring_untag(received[0].user_data), received[0]));
+    char into[Ring::kReceiveBufferSize];
+    bool drained = true;
+    CHECK(ring->take_input(fd, into, sizeof into, drained) == Ring::kReceiveBufferSize);
+    CHECK_FALSE(drained); // the rest is in the socket: the caller reads it itself
+
+    // Forgotten while its receive completes: the completion is stale and
+    // its buffer goes back (every buffer can still be used after).
+    REQUIRE(ring->receive(fd));
+    ring->forget(fd, RingOp::poll, false);
+    CHECK_FALSE(ring->receiving(fd));
+    std::size_t taken_stale = 0; // the receive may complete before its cancel
+    for (const RingCompletion& c : completions_of(*ring, RingOp::receive, 200)) {
+        CHECK_FALSE(ring->on_receive(weft::ring_untag(c.user_data), c));
+        if (c.res > 0) taken_stale += static_cast<std::size_t>(c.res);
+    }
+    CHECK_FALSE(ring->holds_input(fd));
+    CHECK(drain_socket(fd).size() + taken_stale == 100);
+    // Every buffer is still there: as many receives as buffers, all held at once.
+    std::vector<Pair> pairs(Ring::kReceiveBuffers);
+    for (Pair& p : pairs) {
+        REQUIRE(ring->receive(p.fds[0]));
+        REQUIRE(::send(p.fds[1], "x", 1, 0) == 1);
+    }
+    unsigned held = 0;
+    for (int round = 0; round < 100 && held < Ring::kReceiveBuffers; ++round)
+        for (const RingCompletion& c : completions_of(*ring, RingOp::receive, 10))
+            if (ring->on_receive(weft::ring_untag(c.user_data), c) && c.res == 1) ++held;
+    CHECK(held == Ring::kReceiveBuffers);
+}
+
+TEST_CASE("a ring send copies the bytes: one in flight per fd, an error kept for the next",
+          "[ring][bytes]") {
+    if (!uring_here()) return;
+    int error = 0;
+    auto ring = Ring::open(1024, error);
+    REQUIRE(ring);
+    Pair pair;
+    const int fd = pair.fds[0];
+    std::string head = "HTTP/1.1 200 OK\r\n\r\n";
+    std::string body = "body";
+    iovec iov[2] = {{head.data(), head.size()}, {body.data(), body.size()}};
+    REQUIRE(ring->send(fd, iov, 2) == head.size() + body.size());
+    CHECK(ring->sending(fd));
+    head.assign(head.size(), '!'); // copied: the caller's memory is free at once
+    CHECK(ring->send(fd, iov, 2) == 0); // one in flight
+    const auto sent = completions_of(*ring, RingOp::send, 1000);
+    REQUIRE(sent.size() == 1);
+    CHECK(ring->on_send(weft::ring_untag(sent[0].user_data), sent[0]) == fd);
+    CHECK_FALSE(ring->sending(fd));
+    CHECK(ring->take_send_error(fd) == 0);
+    CHECK(drain_socket(pair.fds[1]) == "HTTP/1.1 200 OK\r\n\r\nbody");
+
+    // Larger than a slot: the caller sends it itself.
+    std::string large(Ring::kSendSlotSize + 1, 'l');
+    iovec one{large.data(), large.size()};
+    CHECK(ring->send(fd, &one, 1) == 0);
+
+    // The peer gone: the send fails, and the next caller hears it.
+    ::close(pair.fds[1]);
+    pair.fds[1] = -1;
+    REQUIRE(ring->send(fd, iov, 2) > 0);
+    const auto failed = completions_of(*ring, RingOp::send, 1000);
+    REQUIRE(failed.size() == 1);
+    CHECK(ring->on_send(weft::ring_untag(failed[0].user_data), failed[0]) == fd);
+    CHECK(ring->take_send_error(fd) == -EPIPE);
+    CHECK(ring->take_send_error(fd) == 0);
+}
+
+TEST_CASE("a ring send larger than the socket takes goes on to its end; every slot is reused",
+          "[ring][bytes]") {
+    if (!uring_here()) return;
+    int error = 0;
+    auto ring = Ring::open(1024, error);
+    REQUIRE(ring);
+    Pair pair;
+    const int small = 4096;
+    ::setsockopt(pair.fds[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+    ::setsockopt(pair.fds[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    std::string expected;
+    for (unsigned i = 0; i < 2 * Ring::kSendSlots; ++i) {
+        std::string bytes(Ring::kSendSlotSize, static_cast<char>('a' + i % 26));
+        iovec iov{bytes.data(), bytes.size()};
+        REQUIRE(ring->send(pair.fds[0], &iov, 1) == bytes.size());
+        expected += bytes;
+        std::string got;
+        int ended = -1;
+        for (int round = 0; round < 1000 && ended < 0; ++round) {
+            for (const RingCompletion& c : completions_of(*ring, RingOp::send, 10))
+                ended = ring->on_send(weft::ring_untag(c.user_data), c);
+            got += drain_socket(pair.fds[1]);
+        }
+        REQUIRE(ended == pair.fds[0]);
+        got += drain_socket(pair.fds[1]);
+        REQUIRE(got == bytes);
+    }
+}
+
+TEST_CASE("an orphan send ends by closing its fd; a cancelled one too", "[ring][bytes]") {
+    if (!uring_here()) return;
+    int error = 0;
+    auto ring = Ring::open(1024, error);
+    REQUIRE(ring);
+    Pair pair;
+    const int fd = pair.fds[0];
+    const int small = 4096;
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+    ::setsockopt(pair.fds[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    std::string bytes(Ring::kSendSlotSize, 'o');
+    iovec iov{bytes.data(), bytes.size()};
+    REQUIRE(ring->send(fd, &iov, 1) == bytes.size());
+    // The socket takes part of it; the rest waits in the ring.
+    for (int round = 0; round < 3; ++round)
+        for (const RingCompletion& c : completions_of(*ring, RingOp::send, 10))
+            CHECK(ring->on_send(weft::ring_untag(c.user_data), c) < 0);
+    REQUIRE(ring->sending(fd));
+    weft::SendSlot* slot = ring->orphan(fd);
+    REQUIRE(slot);
+    ring->forget(fd, RingOp::poll, false);
+    ring->cancel_send(*slot);
+    bool closed = false;
+    for (int round = 0; round < 100 && !closed; ++round) {
+        for (const RingCompletion& c : completions_of(*ring, RingOp::send, 10))
+            CHECK(ring->on_send(weft::ring_untag(c.user_data), c) < 0); // an orphan wakes nobody
+        closed = ::fcntl(fd, F_GETFD) == -1;
+    }
+    CHECK(closed);
+    // The slot closed the fd: the peer sees the end after what was sent.
+    pair.fds[0] = -1;
+    std::string got;
+    char buffer[4096];
+    for (int i = 0; i < 1000; ++i) {
+        const ssize_t n = ::recv(pair.fds[1], buffer, sizeof buffer, MSG_DONTWAIT);
+        if (n == 0) break;
+        if (n > 0) got.append(buffer, static_cast<std::size_t>(n));
+        if (n < 0) std::this_thread::sleep_for(1ms);
+    }
+    CHECK(got.size() < bytes.size()); // cut short by the cancel, in order
+    CHECK(got == std::string(got.size(), 'o'));
+}

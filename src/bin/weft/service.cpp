@@ -91,9 +91,11 @@ int Service::start(std::string& error) {
     serving_ = std::make_unique<Serving>(loops_.size(), [this](http::Server* server) {
         loops_.run_on_main([this, server] { release(server); });
     });
-    handler_ = loops_.add_handler_each([this](std::size_t i) { return serving_->handler(i); });
-    proxied_handler_ =
-        loops_.add_handler_each([this](std::size_t i) { return serving_->handler(i, true); });
+    // Connections read through http::ClientSocket: ring input for them.
+    handler_ =
+        loops_.add_handler_each([this](std::size_t i) { return serving_->handler(i); }, true);
+    proxied_handler_ = loops_.add_handler_each(
+        [this](std::size_t i) { return serving_->handler(i, true); }, true);
 
     // Socket activation: a listener systemd passed is used as it is; the
     // others are opened here. Every passed socket must be named.

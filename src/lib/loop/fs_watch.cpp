@@ -60,9 +60,11 @@ void FsWatch::drain() {
     // On a ring that moves bytes, a request whose bytes came with a
     // receive's completion is served after every completion before it, the
     // poll of this fd's included, which read the events (on_ready): those
-    // queued before the bytes came were read. Only bytes read by a syscall
-    // since the last read here need one.
-    if (Ring* ring = loop_.byte_ring(); ring && !ring->take_syscall_read()) return;
+    // queued before the bytes came were read. (The kernel runs the two
+    // wake-ups' work in the order they came, so the poll's completion is
+    // first.) Only bytes read by a syscall since the last read here, or a
+    // loop whose requests were not taken from the ring, need a read.
+    if (Ring* ring = loop_.byte_ring(); ring && ring->only_ring_input()) return;
     read_events();
 }
 
@@ -94,6 +96,8 @@ int FsWatch::watch(const char* directory, std::string_view name, WatchStamp& sta
 }
 
 void FsWatch::read_events() {
+    // Every request's bytes read before this read are covered by it.
+    if (Ring* ring = loop_.byte_ring()) ring->note_events_read();
     alignas(inotify_event) char buffer[4096];
     for (;;) {
         // Straight through syscall(), without libc's cancellation toggles

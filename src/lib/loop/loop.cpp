@@ -190,9 +190,10 @@ Task* Loop::current_task() {
 
 // --- setup ------------------------------------------------------------------
 
-std::uint16_t Loop::add_handler(Handler handler) {
+std::uint16_t Loop::add_handler(Handler handler, bool takes_ring_input) {
     assert(!running_loop_ && handlers_.size() < UINT16_MAX);
     handlers_.push_back(std::move(handler));
+    takes_ring_input_.push_back(takes_ring_input);
     return static_cast<std::uint16_t>(handlers_.size() - 1);
 }
 
@@ -543,7 +544,7 @@ void Loop::end_task(Task* task, std::int64_t result) {
     // On the ring, the next bytes come into a buffer with the receive's
     // completion, which starts the coroutine (on_receive). A head begun
     // (a ParkedState) waits for readiness: its coroutine reads the rest.
-    if (byte_ring_ && !entry.data) byte_ring_->receive(fd);
+    if (byte_ring_ && !entry.data && takes_ring_input_[entry.handler]) byte_ring_->receive(fd);
     park(fd);
 }
 

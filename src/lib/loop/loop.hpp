@@ -158,7 +158,12 @@ public:
     // socket whose connections it serves (before run(), or on the loop's
     // thread: a reload). A shared listener is watched by several loops
     // (EPOLLEXCLUSIVE) and closed by its owner; any other is the loop's.
-    std::uint16_t add_handler(Handler handler);
+    //
+    // `takes_ring_input`: the handler reads its connection through
+    // http::ClientSocket, which takes the bytes a ring receive brought: on a
+    // ring that moves bytes, a connection parked idle is given a receive
+    // (ring.hpp). Other handlers read the socket themselves, and get none.
+    std::uint16_t add_handler(Handler handler, bool takes_ring_input = false);
     int add_listener(int fd, std::uint16_t handler, bool shared);
     // Stops watching listener `fd`, and closes it unless it is shared; the
     // connections it gave stay. Loop thread only (or before run()).
@@ -341,6 +346,7 @@ private:
     LoopCounters counters_;
 
     std::vector<Handler> handlers_;
+    std::vector<bool> takes_ring_input_; // per handler
     std::deque<Listener> listeners_;
 
     std::deque<Task> task_storage_; // tasks are pooled: never freed, reused

@@ -52,8 +52,10 @@ public:
     // A handler for connections, on every loop under one number (before
     // run()).
     std::uint16_t add_handler(Loop::Handler handler);
-    // One made for each loop: `make(i)` is loop i's.
-    std::uint16_t add_handler_each(const std::function<Loop::Handler(std::size_t)>& make);
+    // One made for each loop: `make(i)` is loop i's. `takes_ring_input`:
+    // as Loop::add_handler's.
+    std::uint16_t add_handler_each(const std::function<Loop::Handler(std::size_t)>& make,
+                                   bool takes_ring_input = false);
     // Listens on `address` in every loop; `handler` serves each connection.
     // Port 0 picks one port for all loops (listening_on() tells which).
     // Before run(), or during it on run()'s thread (a reload): the loops

@@ -252,6 +252,7 @@ ssize_t Ring::take_input(int fd, void* into, std::size_t n, bool& drained) {
         return f.ended == 1 ? 0 : f.ended ? f.ended : -EAGAIN;
     }
     const std::size_t k = std::min<std::size_t>(n, f.held_end - f.held_at);
+    ring_input_ = true;
     std::memcpy(into, receive_memory_ + (f.held - 1) * std::size_t{kReceiveBufferSize} + f.held_at,
                 k);
     f.held_at = static_cast<std::uint16_t>(f.held_at + k);

@@ -199,10 +199,13 @@ public:
     // Cancels an orphan's send; its completion then closes the fd.
     void cancel_send(const SendSlot& slot);
 
-    // A request's bytes were read by a syscall, not taken from a receive's
-    // completion: FsWatch::drain() must read the inotify queue (fs_watch.hpp).
+    // For FsWatch::drain() (fs_watch.cpp): whether every request's bytes
+    // since the inotify queue was last read came with a receive's
+    // completion. http::ClientSocket notes a read by a syscall; a loop
+    // whose requests are read otherwise never took ring input, and reads.
     void note_syscall_read() { syscall_read_ = true; }
-    bool take_syscall_read() { return std::exchange(syscall_read_, false); }
+    bool only_ring_input() const { return ring_input_ && !syscall_read_; }
+    void note_events_read() { syscall_read_ = ring_input_ = false; }
 
     // Submits what is queued and waits up to timeout_ms (-1: until a
     // completion; 0: does not wait) in one io_uring_enter; the completions
@@ -231,6 +234,7 @@ private:
     SendSlot slots_[kSendSlots];
     std::uint16_t free_slot_ = 0; // + 1, through SendSlot::next_free; 0: none
     bool syscall_read_ = true;
+    bool ring_input_ = false; // take_input() handed out bytes
 };
 
 } // namespace weft
