@@ -94,8 +94,8 @@ int Service::start(std::string& error) {
     // Connections read through http::ClientSocket: ring input for them.
     handler_ =
         loops_.add_handler_each([this](std::size_t i) { return serving_->handler(i); }, true);
-    proxied_handler_ = loops_.add_handler_each(
-        [this](std::size_t i) { return serving_->handler(i, true); }, true);
+    proxied_handler_ =
+        loops_.add_handler_each([this](std::size_t i) { return serving_->handler(i, true); }, true);
 
     // Socket activation: a listener systemd passed is used as it is; the
     // others are opened here. Every passed socket must be named.

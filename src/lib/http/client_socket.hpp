@@ -69,7 +69,7 @@ public:
         // A read that filled `n` may have left bytes in the socket, with no
         // edge to come for them.
         if (got >= 0) drained_ = static_cast<std::size_t>(got) < n;
-        if (ring_ && got > 0) ring_->note_syscall_read();
+        if (ring_ && got > 0) ring_->note_unordered_input();
         return got;
     }
     // As receive_now(), but waits up to `timeout_ms` when none are there.

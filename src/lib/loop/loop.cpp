@@ -798,8 +798,10 @@ void Loop::on_poll(const RingTag& tag, const RingCompletion& completion) {
     // by the kernel) is armed again for what the fd still wants; one that
     // failed (an fd poll cannot watch) is not: its waiters see a hang-up,
     // which stays, and their syscall says what is wrong.
-    if (!completion.more() && entry.registered && (res >= 0 || res == -ECANCELED))
+    if (!completion.more() && entry.registered && (res >= 0 || res == -ECANCELED)) {
         ring_->poll(fd, kRingPollEvents[entry.registered & (kReadable | kWritable)]);
+        if (byte_ring_) byte_ring_->note_unordered_input(); // fs_watch.cpp's drain()
+    }
     if (res == -ECANCELED) return;
     const std::uint32_t events =
         res < 0 ? static_cast<std::uint32_t>(EPOLLERR) : static_cast<std::uint32_t>(res);
@@ -817,6 +819,10 @@ void Loop::on_poll(const RingTag& tag, const RingCompletion& completion) {
     case FdKind::free:
         return;
     }
+}
+
+bool Loop::orphan_sends() const {
+    return byte_ring_ && byte_ring_->orphans() != 0;
 }
 
 bool Loop::receiving(int fd) const {
@@ -1048,7 +1054,7 @@ void Loop::run() {
         start_finishing();
         run_ready();
         run_deferred();
-        if (stopping_ && (live_tasks_ == 0 || past_deadline())) break;
+        if (stopping_ && ((live_tasks_ == 0 && !orphan_sends()) || past_deadline())) break;
 
         std::int64_t timeout = ready_.empty() ? timers_.next_timeout(now_) : 0;
         if (stopping_) {

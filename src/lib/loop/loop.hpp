@@ -127,7 +127,8 @@ public:
     // Ends linger(), or the one to come; from any thread.
     void end_lingering();
     // Stops accepting, closes parked connections, lets running tasks finish
-    // for `grace`, then destroys the rest. Loop thread only; from elsewhere,
+    // for `grace` (and, on a ring, the sends of connections closed with a
+    // send in flight), then destroys the rest. Loop thread only; from elsewhere,
     // post() it. A second call can only shorten the grace.
     void stop(std::chrono::milliseconds grace);
     bool stopping() const { return stopping_; }
@@ -333,6 +334,7 @@ private:
     void on_receive(const RingTag& tag, const RingCompletion& completion);
     void on_send(const RingTag& tag, const RingCompletion& completion);
     bool receiving(int fd) const;
+    bool orphan_sends() const;
 
     FdTable& table_;
     const std::uint16_t index_;

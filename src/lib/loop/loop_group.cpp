@@ -83,7 +83,8 @@ std::uint16_t LoopGroup::add_handler_each(const std::function<Loop::Handler(std:
                                           bool takes_ring_input) {
     // Each loop numbers its handlers in the order added: the same number.
     std::uint16_t number = 0;
-    for (std::size_t i = 0; i < loops_.size(); ++i) number = loops_[i]->add_handler(make(i), takes_ring_input);
+    for (std::size_t i = 0; i < loops_.size(); ++i)
+        number = loops_[i]->add_handler(make(i), takes_ring_input);
     return number;
 }
 

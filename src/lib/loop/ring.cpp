@@ -210,6 +210,13 @@ bool Ring::receive(int fd) {
     io_uring_sqe* s = sqe();
     if (!s) return false;
     io_uring_prep_recv(s, fd, nullptr, kReceiveBufferSize, 0);
+    // Polled first, never tried at once in the submit: bytes there already
+    // complete it through the same deferred work as every wake-up, in the
+    // order they came, behind the inotify poll's (FsWatch::drain relies on
+    // it: a receive completed inline in the submit came before it, and a
+    // stale file was served: review 19c). A parked connection mostly has
+    // no bytes yet anyway.
+    s->ioprio |= IORING_RECVSEND_POLL_FIRST;
     s->flags |= IOSQE_BUFFER_SELECT;
     s->buf_group = 0;
     io_uring_sqe_set_data64(s, ring_tag(RingOp::receive, generation(fd), fd));
@@ -308,12 +315,16 @@ int Ring::on_send(const RingTag& tag, const RingCompletion& completion) {
     const std::int32_t res = completion.res;
     if (res > 0) {
         slot.done += static_cast<std::uint32_t>(res);
-        // A short send (the socket took part): the rest goes after it.
-        if (slot.done < slot.length && queue_send(index)) return -1;
+        // A short send (the socket took part): the rest goes after it, but
+        // not for an orphan past its deadline (its cancel may have missed:
+        // this completion was not yet handled).
+        const bool expired = slot.orphan && !slot.deadline.armed();
+        if (slot.done < slot.length && !expired && queue_send(index)) return -1;
     }
     int writer = -1;
     if (slot.orphan) {
         slot.deadline.cancel();
+        --orphans_;
         ::close(slot.fd);
     } else if (static_cast<std::size_t>(slot.fd) < size_ &&
                generation(slot.fd) == (slot.generation & kRingGenerationMask)) {
@@ -332,6 +343,7 @@ int Ring::on_send(const RingTag& tag, const RingCompletion& completion) {
 SendSlot* Ring::orphan(int fd) {
     if (static_cast<std::size_t>(fd) >= size_ || !fds_[fd].sending) return nullptr;
     SendSlot& slot = slots_[fds_[fd].sending - 1];
+    if (!slot.orphan) ++orphans_;
     slot.orphan = true;
     return &slot;
 }

@@ -201,11 +201,17 @@ public:
 
     // For FsWatch::drain() (fs_watch.cpp): whether every request's bytes
     // since the inotify queue was last read came with a receive's
-    // completion. http::ClientSocket notes a read by a syscall; a loop
-    // whose requests are read otherwise never took ring input, and reads.
-    void note_syscall_read() { syscall_read_ = true; }
-    bool only_ring_input() const { return ring_input_ && !syscall_read_; }
-    void note_events_read() { syscall_read_ = ring_input_ = false; }
+    // completion, in order behind the inotify poll's. http::ClientSocket
+    // notes a read by a syscall, and the loop a poll it armed again (its
+    // completion may then come after a receive's); a loop whose requests
+    // are read otherwise never took ring input, and reads.
+    void note_unordered_input() { unordered_ = true; }
+    bool only_ring_input() const { return ring_input_ && !unordered_; }
+    void note_events_read() { unordered_ = ring_input_ = false; }
+
+    // Orphans whose sends have not ended: a stopping loop waits for them
+    // (up to its grace), as the kernel would send a closed socket's bytes.
+    unsigned orphans() const { return orphans_; }
 
     // Submits what is queued and waits up to timeout_ms (-1: until a
     // completion; 0: does not wait) in one io_uring_enter; the completions
@@ -233,7 +239,8 @@ private:
     char* send_memory_ = nullptr;    // kSendSlots of kSendSlotSize
     SendSlot slots_[kSendSlots];
     std::uint16_t free_slot_ = 0; // + 1, through SendSlot::next_free; 0: none
-    bool syscall_read_ = true;
+    bool unordered_ = true;
+    unsigned orphans_ = 0;
     bool ring_input_ = false; // take_input() handed out bytes
 };
 
