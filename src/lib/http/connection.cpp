@@ -117,12 +117,15 @@ Connection::Connection(int fd, const Server& server, const bool* replaced, bool 
     // No syscall: the loop has just looked at the fd's entry to start this
     // coroutine. An earlier coroutine of this connection parked it if it is
     // registered with epoll (the loop registers a connection only once it
-    // waits or parks; a fresh one starts with a zeroed entry), and may have
-    // left a head begun.
+    // waits or parks; a fresh one starts with a zeroed entry), or, on a
+    // ring, if it parked with a receive (then it may have no poll), and may
+    // have left a head begun.
     Loop* loop = Loop::current();
     counters_ = loop ? &loop->counters() : &no_loop_counters;
     if (!loop) return;
-    idle_ = loop->table()[fd].registered ? Idle::parked : Idle::fresh;
+    const Ring* ring = loop->byte_ring();
+    idle_ = loop->table()[fd].registered || (ring && ring->parked_before(fd)) ? Idle::parked
+                                                                              : Idle::fresh;
     // A fresh coroutine of a proxied connection reads the header before it
     // waits or parks (take_proxy_header), so a later one finds it gone.
     awaiting_proxy_header_ = proxied && idle_ == Idle::fresh;

@@ -537,14 +537,17 @@ void Loop::end_task(Task* task, std::int64_t result) {
         return;
     }
     entry.waiting = kReadable;
-    if (watch(fd, entry, kReadable) != 0) {
+    // On the ring, the next bytes come into a buffer with the receive's
+    // completion, which starts the coroutine (on_receive); so do the end
+    // of stream and a reset, as its result. No poll for readable is armed:
+    // it would complete beside the receive for every request. A head begun
+    // (a ParkedState) waits for readiness: its coroutine reads the rest.
+    const bool received =
+        byte_ring_ && !entry.data && takes_ring_input_[entry.handler] && byte_ring_->receive(fd);
+    if (!received && watch(fd, entry, kReadable) != 0) {
         close_connection(fd);
         return;
     }
-    // On the ring, the next bytes come into a buffer with the receive's
-    // completion, which starts the coroutine (on_receive). A head begun
-    // (a ParkedState) waits for readiness: its coroutine reads the rest.
-    if (byte_ring_ && !entry.data && takes_ring_input_[entry.handler]) byte_ring_->receive(fd);
     park(fd);
 }
 

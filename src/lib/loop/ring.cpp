@@ -221,6 +221,7 @@ bool Ring::receive(int fd) {
     s->buf_group = 0;
     io_uring_sqe_set_data64(s, ring_tag(RingOp::receive, generation(fd), fd));
     fds_[fd].receiving = true;
+    fds_[fd].parked = true;
     return true;
 }
 

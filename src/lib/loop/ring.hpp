@@ -101,6 +101,7 @@ struct RingFd {
     std::int16_t send_error; // a send in the ring that failed (-errno), for the next send
     bool receiving;          // a receive is armed
     bool held_all;           // the receive filled its buffer: more may wait in the socket
+    bool parked;             // a receive was armed: the connection has parked before
 };
 
 // One send in flight: the bytes, copied, and whose they are.
@@ -163,6 +164,9 @@ public:
     // Arms one receive on connection `fd` into a provided buffer.
     bool receive(int fd);
     bool receiving(int fd) const { return fds_[fd].receiving; }
+    // Whether connection `fd` parked with a receive before (it may then
+    // have no poll registered: http::Connection asks).
+    bool parked_before(int fd) const { return fds_[fd].parked; }
     // Takes a receive's completion: what it holds is kept for take_input().
     // false when it is stale (its buffer went back).
     bool on_receive(const RingTag& tag, const RingCompletion& completion);
