@@ -24,8 +24,11 @@ int ClientWatch::await(Event& event, std::uint32_t timeout_ms) {
             woke = weft::await(event, left);
         }
         if (woke.index == 1) {
-            if (io::peer_closed(fd)) return -ECONNABORTED;
-            watching_ = false; // its next request came: only a failed write tells now
+            const io::PeerState peer = io::peer_state(fd);
+            if (peer == io::PeerState::closed) return -ECONNABORTED;
+            // Its next request came: only a failed write tells now. (Quiet:
+            // the readiness was for bytes already taken; it goes on watching.)
+            if (peer == io::PeerState::sent_more) watching_ = false;
             continue;
         }
         if (woke.index == AwaitResult::kTimeout) return -ETIMEDOUT;

@@ -179,10 +179,11 @@ std::int64_t sleep(std::uint32_t ms) {
     return weft::yield(yield_value(Op::suspend));
 }
 
-bool peer_closed(int fd) {
+PeerState peer_state(int fd) {
     char byte;
     const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+    if (n > 0) return PeerState::sent_more;
+    return n == 0 || (errno != EAGAIN && errno != EINTR) ? PeerState::closed : PeerState::quiet;
 }
 
 } // namespace weft::io

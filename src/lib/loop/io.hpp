@@ -42,10 +42,19 @@ int accept(int listen_fd, sockaddr* address = nullptr, socklen_t* length = nullp
 // Connects a non-blocking socket: 0 or -errno.
 int connect(int fd, const sockaddr* address, socklen_t length);
 
-// Whether the peer of socket `fd` has closed its side, or the socket failed
-// (one recv with MSG_PEEK; never waits): a readable socket may only hold
-// bytes.
-bool peer_closed(int fd);
+// Whether the peer of socket `fd` has closed its side, or the socket failed,
+// or sent more (one recv with MSG_PEEK; never waits): a readable socket may
+// only hold bytes, or none any more (on a ring, a connection's readiness for
+// the bytes a receive took can come after the receive's completion).
+enum class PeerState : std::uint8_t {
+    closed,    // its side is shut, or the socket failed
+    sent_more, // bytes wait to be read
+    quiet,     // neither: a readiness seen for it was for bytes taken since
+};
+PeerState peer_state(int fd);
+inline bool peer_closed(int fd) {
+    return peer_state(fd) == PeerState::closed;
+}
 
 // --- one syscall, never waiting ---
 // recv and send straight through syscall(): libc's wrappers are cancellation

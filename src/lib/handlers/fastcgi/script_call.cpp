@@ -605,11 +605,12 @@ ScriptCall::Outcome ScriptCall::relay(std::string_view first, std::size_t ended)
             backend_ready = true;
         } else if (to_client && fired == &*to_client) {
             client_ready = true;
-        } else if (io::peer_closed(client_.fd())) {
+        } else if (const io::PeerState peer = io::peer_state(client_.fd());
+                   peer == io::PeerState::closed) {
             return cut(nullptr); // the client left: everything goes
-        } else {
+        } else if (peer == io::PeerState::sent_more) {
             watching = false; // its next request came: a failed write tells from now on
-        }
+        } // else quiet: a readiness for bytes taken already; it goes on watching
     }
 }
 
