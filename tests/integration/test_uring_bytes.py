@@ -541,30 +541,63 @@ class UringBytes(unittest.TestCase):
         for backend in BACKENDS:
             with self.subTest(backend=backend):
                 weft = self.start(backend)
-                for size in (1000, BIG):
+                # Kept in memory and sent through a slot; sent from the file;
+                # kept in memory and sent by a syscall (on uring: the next
+                # test, a known bug).
+                for size in (1000, BIG) + ((40 * 1024,) if backend == "epoll" else ()):
                     path = os.path.join(self.www, f"changing-{backend}-{size}.bin")
                     url = f"/changing-{backend}-{size}.bin"
                     data = os.urandom(size)
                     with open(path, "wb") as f:
                         f.write(data)
                     c = self.connect(weft)
-                    for i in range(50):
-                        c.send(get(url))
-                        self.assertBody(c.response(), data, f"{size} B, before change {i}")
-                        data = os.urandom(size)
-                        if i % 2 == 0:
-                            with open(path, "r+b") as f:  # the same inode, same size
-                                f.write(data)
-                        else:
-                            with open(path + ".new", "wb") as f:
-                                f.write(data)
-                            os.rename(path + ".new", path)
-                        c.send(get(url))
-                        self.assertBody(c.response(), data,
-                                        f"{size} B, right after change {i} "
-                                        f"({'rewritten' if i % 2 == 0 else 'renamed over'})")
+                    self.change_and_fetch(c, path, url, size, 50)
                     c.close()
                 self.stop(weft)
+
+    def change_and_fetch(self, c, path, url, size, count):
+        """`count` times on `c`: GET, change the file (in place, the same
+        size; or a new file renamed over it), GET at once: the new bytes."""
+        with open(path, "rb") as f:
+            data = f.read()
+        for i in range(count):
+            c.send(get(url))
+            self.assertBody(c.response(), data, f"{size} B, before change {i}")
+            before, data = data, os.urandom(size)
+            if i % 2 == 0:
+                with open(path, "r+b") as f:  # the same inode, same size
+                    f.write(data)
+            else:
+                with open(path + ".new", "wb") as f:
+                    f.write(data)
+                os.rename(path + ".new", path)
+            c.send(get(url))
+            r = c.response()
+            self.assertBody(r, data, f"{size} B, right after change {i} "
+                                     f"({'rewritten' if i % 2 == 0 else 'renamed over'}; "
+                                     f"{'the old bytes' if r.body == before else 'not the old'})")
+
+    # Bug in c65fd2d (uring only; epoll and stage 1 pass): a file kept in
+    # memory but larger than a send slot (16 KiB < size <= 64 KiB) goes out
+    # by a syscall before the connection parks; its RECV is queued and only
+    # submitted at the loop's next io_uring_enter. A client quick enough
+    # changes the file and sends its next request before that enter: the
+    # RECV then completes inline at submission, its CQE ahead of the inotify
+    # poll's, whose wake-up came first but is deferred task work run after
+    # submission (DEFER_TASKRUN). FsWatch::drain() skips the read (no
+    # syscall read) and the cache serves the old bytes. Seen in most runs
+    # within 50 changes; 300 here.
+    @unittest.expectedFailure
+    def test_a_changed_file_sent_by_a_syscall_is_what_the_next_request_gets_on_uring(self):
+        weft = self.start("uring")
+        size = 40 * 1024
+        path = os.path.join(self.www, "changing-syscall.bin")
+        with open(path, "wb") as f:
+            f.write(os.urandom(size))
+        c = self.connect(weft)
+        self.change_and_fetch(c, path, "/changing-syscall.bin", size, 300)
+        c.close()
+        self.stop(weft)
 
     # 9 -------------------------------------------------------------------------
     def test_sigterm_with_slow_downloads_under_way(self):
