@@ -368,6 +368,18 @@ class UringBytes(unittest.TestCase):
                         self.assertBody(c.response(), self.files[size], what)
                         self.assertEqual(c.rest_until_close(5.0), b"", what)
                         c.close()
+                # A head that does not parse: the 400, whole, then weft's FIN
+                # (it half-closes after the answer, and reads what follows).
+                for parked in (False, True):
+                    c = self.connect(weft)
+                    if parked:
+                        self.assertParkedAnswers(c)
+                    c.send(b"GET / HTTP/1.1\r\nHost: a\r\nBad Field\r\n\r\n")
+                    r = c.response()
+                    self.assertEqual(r.status, 400, r)
+                    self.assertEqual(r.header("connection"), "close")
+                    self.assertEqual(c.rest_until_close(5.0), b"")
+                    c.close()
                 # A FIN alone on a parked connection: closed at once.
                 c = self.connect(weft)
                 self.assertParkedAnswers(c)
