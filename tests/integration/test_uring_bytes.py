@@ -10,7 +10,9 @@ request with its FIN; a client that does not read (sends in flight when
 the connection closes: orphans, no fd left behind); more parked
 connections than receive buffers, all woken at once; a WebSocket and an
 event stream handed over after a keep-alive request; a file changed on
-disk seen by the very next request; SIGTERM with downloads under way.
+disk seen by the very next request (on uring not yet for a cached file
+sent by a syscall: an expected failure, the bug described there); SIGTERM
+with downloads under way.
 
     test_uring_bytes.py WEFT_BINARY
 """
