@@ -10,8 +10,8 @@ request with its FIN; a client that does not read (sends in flight when
 the connection closes: orphans, no fd left behind); more parked
 connections than receive buffers, all woken at once; a WebSocket and an
 event stream handed over after a keep-alive request; a file changed on
-disk seen by the very next request (on uring not yet for a cached file
-sent by a syscall: an expected failure, the bug described there); SIGTERM
+disk seen by the very next request (on uring too for a cached file sent
+by a syscall, review 19c's stale file); SIGTERM
 with downloads under way.
 
     test_uring_bytes.py WEFT_BINARY
@@ -609,18 +609,14 @@ class UringBytes(unittest.TestCase):
                                      f"({'rewritten' if i % 2 == 0 else 'renamed over'}; "
                                      f"{'the old bytes' if r.body == before else 'not the old'})")
 
-    # Bug in c65fd2d (uring only; epoll and stage 1 pass): a file kept in
-    # memory but larger than a send slot (16 KiB < size <= 64 KiB) goes out
-    # by a syscall before the connection parks; its RECV is queued and only
-    # submitted at the loop's next io_uring_enter. A client quick enough
-    # changes the file and sends its next request before that enter: the
-    # RECV then completes inline at submission, its CQE ahead of the inotify
-    # poll's, whose wake-up came first but is deferred task work run after
-    # submission (DEFER_TASKRUN). FsWatch::drain() skips the read (no
-    # syscall read) and the cache serves the old bytes: in 5 to 10 % of
-    # the changes here, so the loop below (a client as quick as it can be)
-    # meets one within its first hundred or so, and stops there.
-    @unittest.expectedFailure
+    # Review 19c: a file kept in memory but larger than a send slot (16 KiB
+    # < size <= 64 KiB) goes out by a syscall before the connection parks;
+    # its RECV went in at the loop's next io_uring_enter. A client quick
+    # enough changed the file and sent its next request before that enter:
+    # the RECV completed inline at submission, its CQE ahead of the inotify
+    # poll's (deferred task work), FsWatch::drain() skipped its read and the
+    # old bytes went out in 5 to 10 % of the changes (15 of 15 runs failed on
+    # c65fd2d). The RECV now polls first (IORING_RECVSEND_POLL_FIRST).
     def test_a_changed_file_sent_by_a_syscall_is_what_the_next_request_gets_on_uring(self):
         weft = self.start("uring")
         size = 40 * 1024
