@@ -441,7 +441,8 @@ std::string drain_socket(int fd) {
 
 } // namespace
 
-TEST_CASE("a ring receive takes bytes into a provided buffer, handed out in pieces", "[ring][bytes]") {
+TEST_CASE("a ring receive takes bytes into a provided buffer, handed out in pieces",
+          "[ring][bytes]") {
     if (!uring_here()) return;
     int error = 0;
     auto ring = Ring::open(1024, error);
@@ -478,7 +479,8 @@ TEST_CASE("a ring receive takes bytes into a provided buffer, handed out in piec
     CHECK(ring->take_input(fd, into, sizeof into, drained) == 0);
 }
 
-TEST_CASE("ring receive buffers go back: many more receives than buffers, none lost", "[ring][bytes]") {
+TEST_CASE("ring receive buffers go back: many more receives than buffers, none lost",
+          "[ring][bytes]") {
     if (!uring_here()) return;
     int error = 0;
     auto ring = Ring::open(1024, error);
@@ -560,7 +562,7 @@ TEST_CASE("a ring send copies the bytes: one in flight per fd, an error kept for
     iovec iov[2] = {{head.data(), head.size()}, {body.data(), body.size()}};
     REQUIRE(ring->send(fd, iov, 2) == head.size() + body.size());
     CHECK(ring->sending(fd));
-    head.assign(head.size(), '!'); // copied: the caller's memory is free at once
+    head.assign(head.size(), '!');      // copied: the caller's memory is free at once
     CHECK(ring->send(fd, iov, 2) == 0); // one in flight
     const auto sent = completions_of(*ring, RingOp::send, 1000);
     REQUIRE(sent.size() == 1);
