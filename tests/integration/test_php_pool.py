@@ -150,6 +150,48 @@ class BigPool(PoolTestCase):
         self.pools["big"].wait_connections(lambda n: 1 <= n <= 4, what="1 to 4 kept")
 
 
+class KeptClientsQueue(PoolTestCase):
+    """Keep-alive clients beyond max_conns: each request of a client waits
+    in the upstream's queue while the connection before it is answered. A
+    queued request's watch of its client was woken by its client (on a
+    ring, a readiness for bytes already received) just as a backend was
+    handed to it: the hand-over's wake-up was lost, and the request, with
+    every one queued behind it, waited for queue_timeout (60 s here)."""
+
+    CONF = ("threads = 1\nlistener 127.0.0.1:{port}\n" +
+            upstream("kept", keepalive=2, max_conns=2, keepalive_timeout="60s") + site("kept"))
+    POOLS = {"kept": 2}
+
+    def test_keep_alive_clients_beyond_max_conns_all_answered_well_within_queue_timeout(self):
+        clients, each = 6, 40
+        results = {}
+
+        def client(k):
+            got = []
+            try:
+                c = Client(self.port, timeout=LOAD_BOUND)
+                try:
+                    for i in range(each):
+                        c.send(get(f"/echo.php?v=c{k}-{i}&ms=0", host="kept.test"))
+                        r = c.response()
+                        got.append((r.status, r.body) == (200, f"c{k}-{i}".encode()))
+                finally:
+                    c.close()
+            except Exception as e:  # reported with the others
+                got.append(repr(e))
+            results[k] = got
+
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+        deadline = time.monotonic() + LOAD_BOUND
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        bad = {k: results.get(k, "no answer") for k in range(clients)
+               if results.get(k) != [True] * each}
+        self.assertEqual(bad, {}, self.weft.stderr())
+
+
 class IdleTimeout(PoolTestCase):
     """pm.max_children = 2, both held by weft's kept connections: they are
     closed after keepalive_timeout, and another client of the pool gets a

@@ -98,6 +98,45 @@ TEST_CASE("a hang-up wakes every waiter on the fd, writers included", "[event]")
     CHECK(late.value == weft::kHangup);
 }
 
+TEST_CASE("a watch for the peer's end is not woken by its bytes", "[event]") {
+    // The FastCGI handler's watch for a client that leaves: its next
+    // (pipelined) request must not wake it, its shutdown must.
+    test::EventLoop t;
+    SocketPair sp;
+    weft::PollProxy proxy(t.loop, sp.fd[0]);
+    AwaitResult ended{};
+    bool shut = false, shut_when_woken = false;
+    std::uint64_t ctl_before = 0, ctl_after = 0;
+    t.spawn([&] {
+        weft::PollEvent readable(proxy, weft::kReadable);
+        ctl_before = t.loop.stats().epoll_ctl;
+        weft::PollEvent peer_end(proxy, weft::kPeerClosed);
+        // Readable registered already: asking for the end too costs nothing.
+        REQUIRE(weft::await_any({&readable, &peer_end}, 0).index == weft::AwaitResult::kTimeout);
+        ctl_after = t.loop.stats().epoll_ctl;
+    });
+    t.run();
+    CHECK(ctl_after - ctl_before == 1); // the ADD for readable, none for the end
+
+    SocketPair other;
+    weft::PollProxy watched(t.loop, other.fd[0]);
+    t.spawn([&] {
+        weft::PollEvent peer_end(watched, weft::kPeerClosed);
+        ended = weft::await(peer_end, 5000);
+        shut_when_woken = shut;
+    });
+    t.spawn([&] {
+        REQUIRE(write(other.fd[1], "GET / HTTP/1.1\r\n\r\n", 18) == 18);
+        weft::io::sleep(50);
+        shut = true;
+        REQUIRE(shutdown(other.fd[1], SHUT_WR) == 0);
+    });
+    t.run();
+    CHECK(ended.index == 0);
+    CHECK((ended.value & weft::kPeerClosed) != 0);
+    CHECK(shut_when_woken);
+}
+
 TEST_CASE("readiness that came while nobody waited is not lost", "[event]") {
     test::EventLoop t;
     SocketPair sp;

@@ -220,6 +220,37 @@ TEST_CASE("a trigger fired from other threads wakes its loop's waiter", "[event]
     CHECK(total == 1000);
 }
 
+TEST_CASE("a trigger that fires once is not lost by a waiter between two awaits of it", "[event]") {
+    // An upstream's queued request: its ClientWatch awaits {its trigger, its
+    // client}; the client wakes it, and before it awaits the trigger again,
+    // another task hands it a backend and fires. The fire must stay.
+    test::EventLoop t;
+    auto fires = [&](weft::TriggerEvent::Fires mode) {
+        auto trigger =
+            weft::Ref<weft::TriggerEvent>::adopt(Event::make<weft::TriggerEvent>(t.loop, mode));
+        auto other = weft::Ref<weft::TriggerEvent>::adopt(Event::make<weft::TriggerEvent>(t.loop));
+        AwaitResult first{}, second{};
+        t.spawn([&] {
+            first = weft::await_any({trigger.get(), other.get()}, 5000);
+            weft::yield(); // the firer runs here, while nothing is subscribed
+            second = weft::await(*trigger, 200);
+        });
+        t.spawn([&] {
+            other->fire_here();
+            trigger->fire_here();
+        });
+        t.run();
+        CHECK(first.index == 1);
+        return second;
+    };
+    const AwaitResult once = fires(weft::TriggerEvent::Fires::once);
+    CHECK(once.index == 0);
+    CHECK(once.value == 1);
+    // The ordinary trigger is an edge: the same order loses it (and so did
+    // the upstream queue's, until it fired once).
+    CHECK(fires(weft::TriggerEvent::Fires::again).index == AwaitResult::kTimeout);
+}
+
 TEST_CASE("a signal event is notified when its loop is told of the signal", "[event]") {
     test::EventLoop t;
     AwaitResult r{};

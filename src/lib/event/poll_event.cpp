@@ -70,7 +70,7 @@ bool PollEvent::ready_now(std::int64_t& result) {
     }
     const std::uint8_t ready = proxy_.ready_ & interest_;
     if (!ready) return false;
-    proxy_.ready_ &= ~ready; // taken
+    proxy_.ready_ &= ~(ready & (kReadable | kWritable)); // taken; the peer's end stays
     result = ready;
     return true;
 }
@@ -78,7 +78,8 @@ bool PollEvent::ready_now(std::int64_t& result) {
 std::string PollEvent::info() const {
     const char* what = interest_ == (kReadable | kWritable) ? "read/write"
                        : interest_ == kReadable             ? "read"
-                                                            : "write";
+                       : interest_ == kWritable             ? "write"
+                                                            : "peer's end";
     return describe("poll") + " fd " + std::to_string(proxy_.fd()) + " " + what;
 }
 

@@ -2,7 +2,9 @@
 // PollEvent and PollProxy: several coroutines waiting on one fd.
 //
 // A PollProxy watches one fd for as long as it lives; each PollEvent is one
-// waiter's interest (readable, writable or both). The loop registers the
+// waiter's interest (readable, writable or both; or kPeerClosed: the peer's
+// end of stream or an error, not its bytes: a watch for a client that
+// leaves, which its next request must not wake). The loop registers the
 // union of what the proxy's events ever asked (edge-triggered, grown only),
 // once per fd. Readiness is remembered until a waiter takes it, so an edge is
 // never lost; a hang-up or error wakes every waiter, writers included, and

@@ -18,17 +18,17 @@ int ClientWatch::await(Event& event, std::uint32_t timeout_ms) {
             deadline > loop.now() ? static_cast<std::int64_t>(deadline - loop.now()) : 0;
         AwaitResult woke;
         if (watching_) {
-            PollEvent hangup(client_, kReadable);
+            PollEvent hangup(client_, kPeerClosed);
             woke = await_any({&event, &hangup}, left);
         } else {
             woke = weft::await(event, left);
         }
         if (woke.index == 1) {
-            const io::PeerState peer = io::peer_state(fd);
-            if (peer == io::PeerState::closed) return -ECONNABORTED;
-            // Its next request came: only a failed write tells now. (Quiet:
-            // the readiness was for bytes already taken; it goes on watching.)
-            if (peer == io::PeerState::sent_more) watching_ = false;
+            // Its side is shut: gone, unless a next request came before
+            // the end (pipelined, then a half-close): only a failed write
+            // tells from then on.
+            if (io::peer_state(fd) == io::PeerState::closed) return -ECONNABORTED;
+            watching_ = false;
             continue;
         }
         if (woke.index == AwaitResult::kTimeout) return -ETIMEDOUT;

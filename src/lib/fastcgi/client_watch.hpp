@@ -3,9 +3,11 @@
 // queue and the backend's socket are each awaited together with the
 // client's fd, so a client that leaves ends the wait at once.
 //
-// A readable client is not always gone: it may have sent its next request
-// (pipelining). A peek tells; for a pipelined one the watch stops, and only a
-// failed write to it tells from then on.
+// The watch is for the client's end of stream and errors, not its bytes: its
+// next request (pipelining) does not wake it. A client whose side is shut is
+// not always gone either: it may have sent a next request before the end. A
+// peek tells; for such a one the watch stops, and only a failed write to it
+// tells from then on.
 
 #include "event/event.hpp"
 #include "event/poll_event.hpp"

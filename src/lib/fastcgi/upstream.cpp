@@ -81,7 +81,9 @@ void Backend::detach() {
 // A request waiting for a connection, on its coroutine's stack. Whoever hands
 // it a connection (or a slot) takes it out of the queue under the lock and
 // fires its trigger after; the trigger is reference counted, so a waiter that
-// timed out meanwhile cannot take it away from under the firing.
+// timed out meanwhile cannot take it away from under the firing. It fires
+// once and stays fired: the waiter's ClientWatch may be between two awaits
+// of it (woken by its client) when it fires.
 struct Upstream::Waiter {
     Loop* loop;
     Ref<TriggerEvent> wake;
@@ -401,7 +403,8 @@ Backend* Upstream::take(ClientWatch& client, AcquireError& error, bool& queued,
 
     Waiter waiter;
     waiter.loop = &loop;
-    waiter.wake = Ref<TriggerEvent>::adopt(Event::make<TriggerEvent>(loop));
+    waiter.wake =
+        Ref<TriggerEvent>::adopt(Event::make<TriggerEvent>(loop, TriggerEvent::Fires::once));
     waiter.prev = last_waiter_;
     if (last_waiter_)
         last_waiter_->next = &waiter;

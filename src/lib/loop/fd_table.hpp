@@ -34,6 +34,8 @@ enum class FdKind : std::uint8_t {
 };
 
 // Sticky readiness bits beyond kReadable/kWritable (yield_protocol.hpp).
+// kPeerClosed is an interest too (Loop::watch_fd): the peer's end and errors
+// without its bytes (EPOLLRDHUP alone).
 inline constexpr std::uint8_t kPeerClosed = 4; // EPOLLRDHUP: reads will see EOF
 inline constexpr std::uint8_t kHungUp = 8;     // EPOLLHUP/EPOLLERR: terminal for every waiter
 

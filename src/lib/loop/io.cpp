@@ -1,6 +1,7 @@
 #include "loop/io.hpp"
 
 #include "loop/loop.hpp"
+#include "loop/ring.hpp"
 
 #include <sys/sendfile.h>
 #include <unistd.h>
@@ -180,6 +181,13 @@ std::int64_t sleep(std::uint32_t ms) {
 }
 
 PeerState peer_state(int fd) {
+    // On a ring, a receive may have taken the peer's next bytes, or its end,
+    // out of the socket already: they wait in the ring's buffer.
+    if (const Loop* loop = Loop::current(); loop && loop->byte_ring()) {
+        const Ring& ring = *loop->byte_ring();
+        if (ring.holds_bytes(fd)) return PeerState::sent_more;
+        if (ring.holds_end(fd)) return PeerState::closed;
+    }
     char byte;
     const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     if (n > 0) return PeerState::sent_more;

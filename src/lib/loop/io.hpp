@@ -44,8 +44,8 @@ int connect(int fd, const sockaddr* address, socklen_t length);
 
 // Whether the peer of socket `fd` has closed its side, or the socket failed,
 // or sent more (one recv with MSG_PEEK; never waits): a readable socket may
-// only hold bytes, or none any more (on a ring, a connection's readiness for
-// the bytes a receive took can come after the receive's completion).
+// only hold bytes, or none any more. On a loop whose ring moves bytes, what
+// a receive took out of the socket first (ring.hpp) counts, without a peek.
 enum class PeerState : std::uint8_t {
     closed,    // its side is shut, or the socket failed
     sent_more, // bytes wait to be read

@@ -26,20 +26,31 @@ constexpr int kAcceptBatch = 64;
 constexpr int kReadyBatches = 64;
 constexpr std::uint32_t kAcceptPauseMs = 100;
 
-// The epoll events for an interest: edge-triggered, hang-ups reported.
-constexpr std::uint32_t kEpollEvents[4] = {
+// The epoll events for an interest (kReadable | kWritable | kPeerClosed):
+// edge-triggered, hang-ups reported. kPeerClosed alone asks for the peer's
+// end of stream and its errors but not its bytes: a watch for a client that
+// leaves mid-request, which its next (pipelined) request must not wake.
+constexpr std::uint32_t kEpollEvents[8] = {
     EPOLLET,
     EPOLLIN | EPOLLRDHUP | EPOLLET,
     EPOLLOUT | EPOLLET,
+    EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+    EPOLLRDHUP | EPOLLET,
+    EPOLLIN | EPOLLRDHUP | EPOLLET,
+    EPOLLOUT | EPOLLRDHUP | EPOLLET,
     EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
 };
 
 // The ring's multishot poll for an interest: what kEpollEvents asks, as a
 // poll mask (the same bits); a completion per wake-up, as EPOLLET's events.
-constexpr std::uint32_t kRingPollEvents[4] = {
+constexpr std::uint32_t kRingPollEvents[8] = {
     0,
     POLLIN | POLLRDHUP,
     POLLOUT,
+    POLLIN | POLLOUT | POLLRDHUP,
+    POLLRDHUP,
+    POLLIN | POLLRDHUP,
+    POLLOUT | POLLRDHUP,
     POLLIN | POLLOUT | POLLRDHUP,
 };
 
@@ -576,6 +587,10 @@ void Loop::unlink_parked(int fd) {
 int Loop::watch(int fd, FdEntry& entry, std::uint8_t interest) {
     const std::uint8_t want = entry.registered | interest;
     if (want == entry.registered) return 0;
+    if (kEpollEvents[want] == kEpollEvents[entry.registered]) {
+        entry.registered = want; // the same events (readable asks for the peer's end too)
+        return 0;
+    }
     if (ring_) {
         ++stats_.epoll_ctl;
         const bool queued = entry.registered ? ring_->update_poll(fd, kRingPollEvents[want])
@@ -802,7 +817,7 @@ void Loop::on_poll(const RingTag& tag, const RingCompletion& completion) {
     // failed (an fd poll cannot watch) is not: its waiters see a hang-up,
     // which stays, and their syscall says what is wrong.
     if (!completion.more() && entry.registered && (res >= 0 || res == -ECANCELED)) {
-        ring_->poll(fd, kRingPollEvents[entry.registered & (kReadable | kWritable)]);
+        ring_->poll(fd, kRingPollEvents[entry.registered]);
         if (byte_ring_) byte_ring_->note_unordered_input(); // fs_watch.cpp's drain()
     }
     if (res == -ECANCELED) return;

@@ -192,7 +192,8 @@ public:
     void cancel(Coroutine& coroutine);
 
     // Watches an fd for the layer above: `watcher` sees its readiness; the
-    // registration grows to `interest` (edge-triggered, like every other).
+    // registration grows to `interest` (kReadable, kWritable, kPeerClosed:
+    // edge-triggered, like every other).
     // A connection's own fd can be watched too: if its task then ends with
     // Op::detach, the fd stays open, the watcher's for good, and its
     // on_ready is called at once with kReadable | kWritable and the sticky

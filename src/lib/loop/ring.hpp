@@ -175,6 +175,10 @@ public:
         const RingFd& f = fds_[fd];
         return f.held | f.ended;
     }
+    // Whether a receive brought bytes not taken yet; whether it saw the end
+    // of stream or failed (io::peer_state asks: the socket shows neither).
+    bool holds_bytes(int fd) const { return fds_[fd].held != 0; }
+    bool holds_end(int fd) const { return fds_[fd].ended != 0; }
     // Up to n of the held bytes into `into` (0: the end of stream; -errno:
     // the receive failed). `drained`: they were all, and the receive left
     // the socket empty. The buffer goes back once emptied.

@@ -587,7 +587,7 @@ ScriptCall::Outcome ScriptCall::relay(std::string_view first, std::size_t ended)
             events[count++] = &to_client.emplace(client_, kWritable);
             deadline = std::min<std::uint64_t>(deadline, client_since + send_timeout);
         }
-        if (watching) events[count++] = &hangup.emplace(client_, kReadable);
+        if (watching) events[count++] = &hangup.emplace(client_, kPeerClosed);
         const std::uint64_t now = loop.now();
         const AwaitResult woke =
             await_any(std::span<Event* const>(events, count),
@@ -605,12 +605,11 @@ ScriptCall::Outcome ScriptCall::relay(std::string_view first, std::size_t ended)
             backend_ready = true;
         } else if (to_client && fired == &*to_client) {
             client_ready = true;
-        } else if (const io::PeerState peer = io::peer_state(client_.fd());
-                   peer == io::PeerState::closed) {
+        } else if (io::peer_state(client_.fd()) == io::PeerState::closed) {
             return cut(nullptr); // the client left: everything goes
-        } else if (peer == io::PeerState::sent_more) {
-            watching = false; // its next request came: a failed write tells from now on
-        } // else quiet: a readiness for bytes taken already; it goes on watching
+        } else {
+            watching = false; // a next request came before its end: a failed write tells now
+        }
     }
 }
 
