@@ -110,9 +110,13 @@ measure_syscalls() {
 
 # h2load_run CASE N CONNECTIONS: N requests of CASE; dies unless each got a 2xx.
 h2load_run() {
-    local out
+    local out rc=0
     out=$(timeout 300 taskset -c 1 h2load --h1 -c "$3" -t 1 -n "$2" \
-        "http://127.0.0.1:$port${path[$1]}" 2>&1) || die "h2load: $(tail -3 <<<"$out")"
+        "http://127.0.0.1:$port${path[$1]}" 2>&1) || rc=$?
+    # A server that stops answering leaves h2load waiting: say so, not its progress.
+    ((rc != 124)) || die "h2load $1: $2 requests over $3 connections not done in 300 s" \
+        "($(grep '^progress' <<<"$out" | tail -1)): the server stalled"
+    ((rc == 0)) || die "h2load: $(tail -3 <<<"$out")"
     grep -q "^status codes: $2 2xx" <<<"$out" ||
         die "h2load $1: $(grep -e '^requests:' -e '^status codes:' <<<"$out" | paste -sd ';')"
 }
