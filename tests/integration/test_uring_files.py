@@ -86,7 +86,7 @@ def read_head(s):
 
 
 def read_body(s, rest, size, step=65536, pause=0.0):
-    body = rest
+    body = bytearray(rest)  # appended in place: 16 MiB as bytes is quadratic
     while len(body) < size:
         chunk = s.recv(min(step, size - len(body)))
         if not chunk:
@@ -94,7 +94,7 @@ def read_body(s, rest, size, step=65536, pause=0.0):
         body += chunk
         if pause:
             time.sleep(pause)
-    return body
+    return bytes(body)
 
 
 class UringFiles(unittest.TestCase):
@@ -256,7 +256,7 @@ class UringFiles(unittest.TestCase):
                     try:
                         s.sendall(get("/huge.bin").encode())
                         head, rest = read_head(s)
-                        body = rest
+                        body = bytearray(rest)
                         while len(body) < HUGE:
                             chunk = s.recv(65536)
                             if not chunk:
@@ -264,7 +264,7 @@ class UringFiles(unittest.TestCase):
                             body += chunk
                             # Slowly until SIGTERM; then `pause_after`.
                             time.sleep(0.01 if not stopping.is_set() else pause_after)
-                        results[name] = (head, body)
+                        results[name] = (head, bytes(body))
                     except OSError as e:
                         results[name] = e
                     finally:
