@@ -31,9 +31,13 @@
 // the send in flight first (loop/ring.hpp). handlers_fuzzer runs the loop on
 // the backend WEFT_IO_BACKEND names (epoll when unset), handlers_uring_fuzzer
 // (this source built with WEFT_FUZZ_URING=1) on a ring, or on epoll if the
-// kernel refuses one, which it says once. On the ring, the sends of a
-// connection closed with one in flight (orphans) end before the stop, so
-// the client has every byte and the fd check sees their fds closed.
+// kernel refuses one, which it says once. On the ring, quiet still means
+// quiet: a wake-up's completion comes in the loop's own enter, with those of
+// the wake-ups before it (the tick's, say, after the receive of bytes the
+// client wrote first). The sends of a connection closed with one in flight
+// (orphans) end before the stop, as the kernel finishes a closed socket's
+// bytes: the stop's zero grace would cancel them (the Ring would still
+// close their fds, so the fd check cannot tell).
 
 #include "build_server.hpp"
 #include "config/parser.hpp"
