@@ -23,13 +23,30 @@
 // The handlers' error log (stderr) goes to /dev/null unless WEFT_FUZZ_LOG=1,
 // which also shows what weft sent the client; the sanitizers' and
 // libFuzzer's reports reach fd 2 either way.
+//
+// The handler is added as weft adds its own (takes_ring_input), so on a ring
+// that moves bytes the connection's bytes go through it: a parked
+// connection's next request comes in a ring receive, responses that fit a
+// send slot go out in ring sends, and anything written by a syscall settles
+// the send in flight first (loop/ring.hpp). handlers_fuzzer runs the loop on
+// the backend WEFT_IO_BACKEND names (epoll when unset), handlers_uring_fuzzer
+// (this source built with WEFT_FUZZ_URING=1) on a ring, or on epoll if the
+// kernel refuses one, which it says once. On the ring, quiet still means
+// quiet: a wake-up's completion comes in the loop's own enter, with those of
+// the wake-ups before it (the tick's, say, after the receive of bytes the
+// client wrote first). The sends of a connection closed with one in flight
+// (orphans) end before the stop, as the kernel finishes a closed socket's
+// bytes: the stop's zero grace would cancel them (the Ring would still
+// close their fds, so the fd check cannot tell).
 
 #include "build_server.hpp"
 #include "config/parser.hpp"
 #include "coro/coroutine.hpp"
 #include "http/connection.hpp"
 #include "loop/io.hpp"
+#include "loop/io_backend.hpp"
 #include "loop/loop.hpp"
+#include "loop/ring.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -58,6 +75,18 @@ namespace {
 
 using namespace weft;
 namespace fs = std::filesystem;
+
+#if WEFT_FUZZ_URING
+constexpr const char* kName = "handlers_uring_fuzzer";
+IoBackend backend_wanted() {
+    return IoBackend::uring;
+}
+#else
+constexpr const char* kName = "handlers_fuzzer";
+IoBackend backend_wanted() {
+    return default_io_backend(); // WEFT_IO_BACKEND's, else epoll
+}
+#endif
 
 // --- the input ------------------------------------------------------------------
 
@@ -163,7 +192,8 @@ struct World {
     config::Config config;
     FILE* diagnostics = stderr; // the harness's own reports
     bool strict = false;
-    bool log = false; // also what weft sent the client, on `diagnostics`
+    bool log = false;          // also what weft sent the client, on `diagnostics`
+    bool said_backend = false; // that the loop runs on another backend than asked
 };
 
 World* world = nullptr;
@@ -408,6 +438,7 @@ private:
     bool pump_client();
     // The next step when the loop is quiet; false when none is left.
     bool step();
+    unsigned orphan_sends() const;
 
     Loop& loop_;
     const Script& script_;
@@ -453,15 +484,21 @@ void Session::drive() {
     // outlived its client and backend (parked ones are no task).
     const std::size_t stuck = loop_.live_tasks() - 1 - accepting_ - backends_.size();
     if (stuck && world->strict) {
-        std::fprintf(world->diagnostics, "handlers_fuzzer: %zu task(s) still running at the end\n",
+        std::fprintf(world->diagnostics, "%s: %zu task(s) still running at the end\n", kName,
                      stuck);
         std::abort();
     }
     // A WebSocket or SSE session runs with no task: one that kept the
     // connection after the client hung up shows as the server's end still open.
     if (client_shut_ && !server_closed_ && world->strict) {
-        std::fprintf(world->diagnostics,
-                     "handlers_fuzzer: weft kept the connection after the client hung up\n");
+        std::fprintf(world->diagnostics, "%s: weft kept the connection after the client hung up\n",
+                     kName);
+        std::abort();
+    }
+    // The client reads all it is sent: a send in flight ends at once.
+    if (const unsigned orphans = orphan_sends(); orphans && world->strict) {
+        std::fprintf(world->diagnostics, "%s: %u send(s) of closed connections never ended\n",
+                     kName, orphans);
         std::abort();
     }
     loop_.stop(std::chrono::milliseconds(0));
@@ -485,7 +522,15 @@ bool Session::step() {
         client_shut_ = true;
         return true;
     }
-    return false;
+    // The ring's sends of connections closed with one in flight (orphans)
+    // end before the stop, as the kernel finishes a closed socket's bytes:
+    // a stop would cancel them (the loop's grace is 0 here).
+    return orphan_sends() != 0;
+}
+
+unsigned Session::orphan_sends() const {
+    const Ring* ring = loop_.byte_ring();
+    return ring ? ring->orphans() : 0;
 }
 
 bool Session::pump_client() {
@@ -621,6 +666,23 @@ void list_fds(FILE* out) {
     }
 }
 
+// Once per process: the loop does not run as asked, so the ring's byte path
+// is not fuzzed (Loop::open's own line goes to the error log: /dev/null).
+void say_backend(const Loop& loop, IoBackend wanted) {
+    if (world->said_backend || wanted != IoBackend::uring) return;
+    if (loop.backend() != IoBackend::uring) {
+        const std::string& why = uring_unavailable();
+        std::fprintf(world->diagnostics, "%s: no io_uring ring (%s): fuzzing on epoll\n", kName,
+                     why.empty() ? "its setup failed" : why.c_str());
+    } else if (!loop.byte_ring()) {
+        std::fprintf(world->diagnostics,
+                     "%s: the ring takes no provided buffers: its bytes go by syscalls\n", kName);
+    } else {
+        return;
+    }
+    world->said_backend = true;
+}
+
 // One input, on the calling thread: the server, a loop, the client's
 // socketpair, the backend, until the loop stops.
 void serve(const Script& script) {
@@ -628,20 +690,23 @@ void serve(const Script& script) {
     // Built per input, and destroyed after the loop, as in main.cpp.
     std::unique_ptr<BuiltServer> built = build_server(world->config, error);
     if (!built) {
-        std::fprintf(world->diagnostics, "handlers_fuzzer: %s\n", error.c_str());
+        std::fprintf(world->diagnostics, "%s: %s\n", kName, error.c_str());
         std::abort();
     }
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) != 0) {
-        std::perror("handlers_fuzzer: socketpair");
+        std::fprintf(world->diagnostics, "%s: socketpair: %s\n", kName, std::strerror(errno));
         std::abort();
     }
     FdTable table(kFdTableSize);
     Loop loop(table);
-    if (loop.open() != 0) std::abort();
+    const IoBackend wanted = backend_wanted();
+    if (loop.open(wanted) != 0) std::abort();
+    say_backend(loop, wanted);
     const http::Server& server = built->server;
+    // As weft's own service adds it: its connections take the ring's bytes.
     const std::uint16_t handler =
-        loop.add_handler([&server](int fd) { return http::serve_connection(fd, server); });
+        loop.add_handler([&server](int fd) { return http::serve_connection(fd, server); }, true);
     Session session(loop, script, pair[0]);
     session.start();
     loop.spawn([&session] { session.accept_backends(); });
@@ -659,7 +724,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     world->strict = std::getenv("WEFT_FUZZ_STRICT") != nullptr;
     std::string dir = (fs::temp_directory_path() / "weft-handlers-fuzz-XXXXXX").string();
     if (!::mkdtemp(dir.data())) {
-        std::perror("handlers_fuzzer: mkdtemp");
+        std::fprintf(stderr, "%s: mkdtemp: %s\n", kName, std::strerror(errno));
         std::abort();
     }
     world->dir = dir;
@@ -670,7 +735,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     auto config = config::load_text(configuration(dir), "handlers_fuzzer.conf",
                                     config::Environment{}, config_error);
     if (!config) {
-        std::fprintf(stderr, "handlers_fuzzer: %s\n", config_error.text().c_str());
+        std::fprintf(stderr, "%s: %s\n", kName, config_error.text().c_str());
         std::abort();
     }
     world->config = std::move(*config);
@@ -683,7 +748,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     if (world->listener < 0 ||
         ::bind(world->listener, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
         ::listen(world->listener, 64) != 0) {
-        std::perror("handlers_fuzzer: the backend's socket");
+        std::fprintf(stderr, "%s: the backend's socket: %s\n", kName, std::strerror(errno));
         std::abort();
     }
     world->log = std::getenv("WEFT_FUZZ_LOG") != nullptr;
@@ -707,9 +772,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         ::close(fd);
     const std::size_t fds_after = open_fds();
     if (fds_after > fds_before) {
-        std::fprintf(world->diagnostics,
-                     "handlers_fuzzer: %zu fds open before the input, %zu after:\n", fds_before,
-                     fds_after);
+        std::fprintf(world->diagnostics, "%s: %zu fds open before the input, %zu after:\n", kName,
+                     fds_before, fds_after);
         list_fds(world->diagnostics);
         std::abort();
     }

@@ -252,6 +252,49 @@ SEEDS.update({
                                + post(b"/live/t2", b"2") + post(b"/live/t3", b"3"))],
 })
 
+# --- A kept connection's next request, on a ring that moves bytes --------------
+# (handlers_uring_fuzzer): the first request is there before weft looks; each
+# later client part comes once the connection has parked idle, so a ring
+# receive takes it (on epoll: a readiness, then a read).
+
+SEEDS.update({
+    "ring_kept_alive": [client(get(b"/page.html")), client(get(b"/app.php")), cgi(OK),
+                        client(get(b"/health"))],
+    # Fills the receive's 4 KiB buffer: the rest is read by a syscall.
+    "ring_big_request": [client(get(b"/health")),
+                         client(get(b"/app.php", extra=b"X-Pad: " + b"p" * 6000 + b"\r\n")),
+                         cgi(OK)],
+    "ring_post_body": [client(get(b"/health")), client(post(b"/app.php", b"b" * 6000)), cgi(OK)],
+    "ring_pipelined": [client(get(b"/health")),
+                       client(get(b"/static/a.txt") + get(b"/app.php") + get(b"/old/x")
+                              + b"HEAD /page.html HTTP/1.1\r\nHost: x\r\n\r\n"), cgi(OK)],
+    # A head begun in a receive waits for the rest by readiness.
+    "ring_head_in_pieces": [client(get(b"/health")), client(b"GET /app"),
+                            client(b".php HTTP/1.1\r\nHost: x\r\n\r\n"), cgi(OK)],
+    "ring_expect_continue": [client(get(b"/health")),
+                             client(b"POST /app.php HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
+                                    b"Expect: 100-continue\r\n\r\n"),
+                             client(b"body"), cgi(OK)],
+    # Responses too large for a send slot (a file by sendfile, a long CGI
+    # body in pieces) after one that went in a slot: each settles it first.
+    "ring_large_responses": [client(get(b"/health")),
+                             client(get(b"/static/big.txt") + get(b"/health") + get(b"/app.php")),
+                             cgi(b"Content-Type: text/plain\r\n\r\n" + b"0123456789" * 2000,
+                                 piece=200)],
+    # A slot's send still in flight when the connection closes (an orphan).
+    "ring_close_after_send": [client(get(b"/health")),
+                              client(get(b"/page.html", extra=b"Connection: close\r\n"))],
+    # A WebSocket and an SSE subscriber on a kept connection: the handshake's
+    # send settles before the session writes by syscalls, and the frames the
+    # receive brought with the upgrade go to the session.
+    "ring_ws_after_keepalive": [client(get(b"/health")),
+                                client(upgrade() + ws(TEXT, b"hello") + ws(PING, b"p")),
+                                client(ws_close(1000, b"bye"))],
+    "ring_sse_after_keepalive": [client(get(b"/health")),
+                                 client(get(b"/live/news", extra=b"Accept: text/event-stream\r\n")),
+                                 client(b"", shut=True)],
+})
+
 # Crash on the code this target was written against: kept out of the corpus
 # (CI runs the corpus) until the library is fixed. Each is named for its bug.
 # (regressions/handlers/found_redirect_to_index_dir is the fuzzer's own find
