@@ -658,3 +658,43 @@ TEST_CASE("an orphan send ends by closing its fd; a cancelled one too", "[ring][
     CHECK(got.size() < bytes.size()); // cut short by the cancel, in order
     CHECK(got == std::string(got.size(), 'o'));
 }
+
+TEST_CASE("a short send of an fd forgotten since is not continued: its number may be reused",
+          "[ring][bytes]") {
+    // A backend's fd (FastCGI's request through a slot): closing the
+    // connection forgets the fd, with no orphan to keep it open.
+    if (!uring_here()) return;
+    int error = 0;
+    auto ring = Ring::open(1024, error);
+    REQUIRE(ring);
+    Pair pair;
+    const int fd = pair.fds[0];
+    const int small = 4096;
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+    ::setsockopt(pair.fds[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    std::string bytes(Ring::kSendSlotSize, 'f');
+    iovec iov{bytes.data(), bytes.size()};
+    REQUIRE(ring->send(fd, &iov, 1) == bytes.size());
+    ring->forget(fd, RingOp::poll, false); // the loop lets go of the fd
+    // The peer reads: the socket takes more, and the send's first part ends.
+    std::string got;
+    bool ended = false;
+    for (int round = 0; round < 200 && !ended; ++round) {
+        got += drain_socket(pair.fds[1]);
+        for (const RingCompletion& c : completions_of(*ring, RingOp::send, 10)) {
+            // Stale: no writer to wake, and the slot is free again at once.
+            CHECK(ring->on_send(weft::ring_untag(c.user_data), c) < 0);
+            ended = true;
+        }
+    }
+    REQUIRE(ended);
+    for (int i = 0; i < 20; ++i) {
+        got += drain_socket(pair.fds[1]);
+        CHECK(completions_of(*ring, RingOp::send, 5).empty()); // the rest never went
+    }
+    CHECK(got.size() < bytes.size());
+    CHECK(got == std::string(got.size(), 'f'));
+    // Its slot is free again: the fd (or the next one with its number) sends.
+    iovec one{bytes.data(), 16};
+    CHECK(ring->send(fd, &one, 1) == 16);
+}

@@ -181,9 +181,12 @@ void Loop::close_listener(Listener& listener) {
     listener.pause.cancel();
     if (ring_) {
         // Its multishot accept, if armed (not paused); a connection it
-        // accepted meanwhile is closed when its completion comes.
+        // accepted meanwhile is closed when its completion comes. The
+        // cancel goes in now: the armed accept holds the socket, which
+        // would take connections until the next tick's enter.
         ++stats_.epoll_ctl;
         ring_->forget(listener.fd, RingOp::accept, true);
+        ring_->submit_and_wait(0);
     } else {
         epoll_ctl_counted(EPOLL_CTL_DEL, listener.fd, 0);
     }
@@ -861,9 +864,11 @@ void Loop::on_receive(const RingTag& tag, const RingCompletion& completion) {
 void Loop::on_send(const RingTag& tag, const RingCompletion& completion) {
     const int fd = byte_ring_->on_send(tag, completion);
     if (fd < 0) return;
-    // Its writer may go on: a send that waited for this one, a settle.
+    // Its writer may go on: a send that waited for this one, a settle; on
+    // a backend's fd, through its watcher.
     FdEntry& entry = table_[fd];
-    if (entry.kind == FdKind::connection && entry.loop == index_ && entry.task)
+    if (entry.loop == index_ &&
+        ((entry.kind == FdKind::connection && entry.task) || entry.kind == FdKind::watched))
         on_ready(fd, entry, EPOLLOUT);
 }
 

@@ -314,21 +314,25 @@ int Ring::on_send(const RingTag& tag, const RingCompletion& completion) {
     if (index >= kSendSlots) return -1;
     SendSlot& slot = slots_[index];
     const std::int32_t res = completion.res;
+    const bool fd_current = static_cast<std::size_t>(slot.fd) < size_ &&
+                            generation(slot.fd) == (slot.generation & kRingGenerationMask);
     if (res > 0) {
         slot.done += static_cast<std::uint32_t>(res);
         // A short send (the socket took part): the rest goes after it, but
         // not for an orphan past its deadline (its cancel may have missed:
-        // this completion was not yet handled).
+        // this completion was not yet handled), nor to an fd the loop has
+        // forgotten since (a backend's, closed: its number may be reused;
+        // an orphan's stays open).
         const bool expired = slot.orphan && !slot.deadline.armed();
-        if (slot.done < slot.length && !expired && queue_send(index)) return -1;
+        if (slot.done < slot.length && !expired && (slot.orphan || fd_current) && queue_send(index))
+            return -1;
     }
     int writer = -1;
     if (slot.orphan) {
         slot.deadline.cancel();
         --orphans_;
         ::close(slot.fd);
-    } else if (static_cast<std::size_t>(slot.fd) < size_ &&
-               generation(slot.fd) == (slot.generation & kRingGenerationMask)) {
+    } else if (fd_current) {
         RingFd& f = fds_[slot.fd];
         f.sending = 0;
         if (slot.done < slot.length) f.send_error = static_cast<std::int16_t>(res < 0 ? res : -EIO);

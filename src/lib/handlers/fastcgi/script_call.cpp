@@ -7,6 +7,7 @@
 #include "http/router.hpp"
 #include "loop/io.hpp"
 #include "loop/loop.hpp"
+#include "loop/ring.hpp"
 #include "util/ascii.hpp"
 
 #include <sys/socket.h>
@@ -107,8 +108,26 @@ int ScriptCall::wait_backend(std::uint8_t interest) {
 
 int ScriptCall::flush_to_backend(void* self, const char* bytes, std::size_t size) {
     ScriptCall& p = *static_cast<ScriptCall*>(self);
+    const int fd = p.backend_->fd();
+    Loop& loop = *Loop::current();
+    if (Ring* ring = loop.byte_ring()) {
+        // A send of ours still in the ring goes first: never two, never a
+        // syscall beside one (the bytes would cross).
+        while (ring->sending(fd))
+            if (const int waited = p.wait_backend(kWritable)) return waited;
+        // The request's last bytes (mostly all of it) go in the tick's
+        // enter, on a connection this loop watches: closing it forgets the
+        // fd, which makes the send's completion stale (ring.hpp). Its
+        // failure shows as the answer's: the connection ended (a kept one is
+        // retried).
+        const FdEntry& entry = loop.table()[fd];
+        const iovec iov{const_cast<char*>(bytes), size};
+        if (p.last_flush_ && entry.kind == FdKind::watched && entry.loop == loop.index() &&
+            ring->send(fd, &iov, 1))
+            return 0;
+    }
     while (size) {
-        const ssize_t n = io::send_now(p.backend_->fd(), bytes, size);
+        const ssize_t n = io::send_now(fd, bytes, size);
         if (n > 0) {
             bytes += n;
             size -= static_cast<std::size_t>(n);
@@ -277,7 +296,9 @@ bool ScriptCall::send_request(const ScriptTarget& script, std::string_view docum
         return false;
     }
     writer.end_stdin();
+    last_flush_ = true;
     const int error = writer.flush();
+    last_flush_ = false;
     if (error == 0) return true;
 
     const bool retry = backend_->reused() && !body_read_ && error != -ETIMEDOUT &&

@@ -107,9 +107,10 @@ private:
     fastcgi::Backend* backend_ = nullptr;
     Spool* spool_ = nullptr; // the body read whole (de-chunked), unless it streams
     Endpoints endpoints_;
-    bool drained_ = false;   // the last read emptied the backend's socket
-    bool body_read_ = false; // client body bytes went to this backend: no retry
-    bool head_done_ = false; // the CGI head was parsed
+    bool drained_ = false;    // the last read emptied the backend's socket
+    bool body_read_ = false;  // client body bytes went to this backend: no retry
+    bool last_flush_ = false; // the request's last bytes are being flushed
+    bool head_done_ = false;  // the CGI head was parsed
     std::uint64_t body_left_ = ~std::uint64_t{0}; // of a streamed body's Content-Length
     bool overlong_ = false;                       // the backend sent more than its Content-Length
     // A local redirect's target, its path normalised, and the resolver's
