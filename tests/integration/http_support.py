@@ -504,3 +504,35 @@ def io_backend_running():
     if not m:
         raise AssertionError(f"weft -t names no io_backend: {r.stdout}{r.stderr}")
     return m.group(1)
+
+
+def start_on_backend(test, dir, conf, backend):
+    """weft from `conf` on I/O `backend` (WEFT_IO_BACKEND for its start),
+    checked by its start line and /server-status; killed at the test's
+    cleanup. Skips `test` when io_uring is refused here."""
+    before = os.environ.get("WEFT_IO_BACKEND")
+    os.environ["WEFT_IO_BACKEND"] = backend
+    try:
+        weft = Weft(dir, conf)
+    finally:
+        if before is None:
+            os.environ.pop("WEFT_IO_BACKEND", None)
+        else:
+            os.environ["WEFT_IO_BACKEND"] = before
+    test.addCleanup(weft.kill)
+
+    def stdout():
+        with open(weft.out_path) as f:
+            return f.read()
+
+    test.assertTrue(wait_for(lambda: " on " in stdout()), stdout())
+    running = re.search(r"loops? on (\w+);", stdout()).group(1)
+    if running != backend:
+        refused = re.search(r"io_backend = uring is unavailable \((.*)\)", weft.stderr())
+        weft.kill()
+        if backend == "uring" and refused:
+            test.skipTest(f"io_uring is refused here: {refused.group(1)}")
+        test.fail(f"asked for {backend}, runs {running}\n{weft.stderr()}")
+    status = json.loads(curl(weft.port, "/server-status?format=json").body)
+    test.assertEqual(status["io_backend"], backend)
+    return weft

@@ -31,7 +31,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import Client, Closed, Weft, curl, get, wait_for  # noqa: E402
+from http_support import Client, Closed, curl, get, start_on_backend, wait_for  # noqa: E402
 from websocket_support import TEXT, WebSocket  # noqa: E402
 
 BACKENDS = ("epoll", "uring")
@@ -202,32 +202,7 @@ class UringBytes(unittest.TestCase):
         """weft on `backend` (WEFT_IO_BACKEND), checked by its start line and
         /server-status; skips when uring is refused here."""
         conf = CONF.replace("{threads}", str(threads)).replace("{keep_alive}", keep_alive)
-        before = os.environ.get("WEFT_IO_BACKEND")
-        os.environ["WEFT_IO_BACKEND"] = backend
-        try:
-            weft = Weft(self.dir, conf)
-        finally:
-            if before is None:
-                os.environ.pop("WEFT_IO_BACKEND", None)
-            else:
-                os.environ["WEFT_IO_BACKEND"] = before
-        self.addCleanup(weft.kill)
-
-        def stdout():
-            with open(weft.out_path) as f:
-                return f.read()
-
-        self.assertTrue(wait_for(lambda: " on " in stdout()), stdout())
-        running = re.search(r"loops? on (\w+);", stdout()).group(1)
-        if running != backend:
-            refused = re.search(r"io_backend = uring is unavailable \((.*)\)", weft.stderr())
-            weft.kill()
-            if backend == "uring" and refused:
-                self.skipTest(f"io_uring is refused here: {refused.group(1)}")
-            self.fail(f"asked for {backend}, runs {running}\n{weft.stderr()}")
-        status = json.loads(curl(weft.port, "/server-status?format=json").body)
-        self.assertEqual(status["io_backend"], backend)
-        return weft
+        return start_on_backend(self, self.dir, conf, backend)
 
     def stop(self, weft):
         self.assertEqual(weft.stop(), 0, weft.stderr())

@@ -12,7 +12,6 @@ within the grace does).
 
     test_uring_files.py WEFT_BINARY
 """
-import json
 import os
 import re
 import socket
@@ -23,7 +22,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import Closed, Weft, curl, get, wait_for  # noqa: E402
+from http_support import Closed, curl, get, start_on_backend, wait_for  # noqa: E402
 
 BACKENDS = ("epoll", "uring")
 BIG = 3 * 1024 * 1024 + 12345  # past the cache's 64 KiB: sendfile or the ring
@@ -120,32 +119,7 @@ class UringFiles(unittest.TestCase):
         log = os.path.join(self.dir, "access.log")
         if os.path.exists(log):
             os.unlink(log)
-        before = os.environ.get("WEFT_IO_BACKEND")
-        os.environ["WEFT_IO_BACKEND"] = backend
-        try:
-            weft = Weft(self.dir, CONF.replace("{send_timeout}", send_timeout))
-        finally:
-            if before is None:
-                os.environ.pop("WEFT_IO_BACKEND", None)
-            else:
-                os.environ["WEFT_IO_BACKEND"] = before
-        self.addCleanup(weft.kill)
-
-        def stdout():
-            with open(weft.out_path) as f:
-                return f.read()
-
-        self.assertTrue(wait_for(lambda: " on " in stdout()), stdout())
-        running = re.search(r"loops? on (\w+);", stdout()).group(1)
-        if running != backend:
-            refused = re.search(r"io_backend = uring is unavailable \((.*)\)", weft.stderr())
-            weft.kill()
-            if backend == "uring" and refused:
-                self.skipTest(f"io_uring is refused here: {refused.group(1)}")
-            self.fail(f"asked for {backend}, runs {running}\n{weft.stderr()}")
-        status = json.loads(curl(weft.port, "/server-status?format=json").body)
-        self.assertEqual(status["io_backend"], backend)
-        return weft
+        return start_on_backend(self, self.dir, CONF.replace("{send_timeout}", send_timeout), backend)
 
     def logged_bytes(self, path):
         """The body byte counts of the access log's lines for `path`."""
