@@ -576,21 +576,45 @@ class Messages(WebSocketCase):
         # tcp_wmem's 4 MiB) and max_queued: until a publish finds one
         # subscriber left, 1,000 messages (16 MiB) at most.
         most, size = 1000, 16 << 10
+        # Weft promises everything, in order, to a subscriber whose queue
+        # stays within max_queued (64k here), and a 1008 to one whose queue
+        # would pass it. "Fast" must then be a fact, not a hope: a reader
+        # thread that a loaded machine (or the GIL) leaves unscheduled for a
+        # few messages is slow by that rule, and was rightly closed with
+        # 1008 first; the publish loop then stopped at one subscriber left
+        # (the slow one, which got every message and "end"), or saw none
+        # left when both went in one drain. So the next message is posted
+        # only once the fast one has read all but `ahead` - 1: its queue
+        # never holds more than `ahead` messages (16,516 bytes each, with
+        # the frame's head and kEntryCost), well within max_queued.
+        ahead = 2
         got, failure = [], []
+        arrived = threading.Condition()
 
         def read_fast():
             try:
                 fast.sock.settimeout(30)
                 while not got or got[-1] != ("text", b"end"):
-                    got.append(fast.message())
+                    m = fast.message()
+                    with arrived:
+                        got.append(m)
+                        arrived.notify()
             except Exception as e:  # noqa: BLE001 (reported below)
-                failure.append(repr(e))
+                with arrived:
+                    failure.append(repr(e))
+                    arrived.notify()
         reader = threading.Thread(target=read_fast)
         reader.start()
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
         count = 0
         try:
             while count < most:
+                with arrived:
+                    caught_up = arrived.wait_for(lambda: len(got) > count - ahead or failure, 10)
+                kept_up = bool(caught_up)
+                last = [m[1][:6] if m[0] == "text" else m for m in got[-1:]]
+                self.assertTrue(kept_up, f"the fast one read {len(got)} of {count} (last {last!r})")
+                self.assertEqual(failure, [], f"the fast one, after {len(got)} of {count}")
                 conn.request("POST", "/live/slow", body=b"%06d" % count + b"m" * (size - 6))
                 r = conn.getresponse()
                 answer = json.loads(r.read())
