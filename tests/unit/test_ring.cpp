@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -697,4 +698,31 @@ TEST_CASE("a short send of an fd forgotten since is not continued: its number ma
     // Its slot is free again: the fd (or the next one with its number) sends.
     iovec one{bytes.data(), 16};
     CHECK(ring->send(fd, &one, 1) == 16);
+}
+
+TEST_CASE("a send queued for an fd that is forgotten and closed never reaches the fd's next owner",
+          "[ring][bytes]") {
+    // A kept backend's request in a slot, its connection ended before the
+    // tick's enter: the retry's new connection gets the closed fd's number.
+    if (!uring_here()) return;
+    int error = 0;
+    auto ring = Ring::open(1024, error);
+    REQUIRE(ring);
+    auto old_pair = std::make_unique<Pair>();
+    const int fd = old_pair->fds[0];
+    std::string request(100, 'o');
+    iovec iov{request.data(), request.size()};
+    REQUIRE(ring->send(fd, &iov, 1) == request.size()); // queued, not yet submitted
+    ring->forget(fd, RingOp::poll, false);
+    ::close(fd);
+    old_pair->fds[0] = -1;
+    Pair next; // the lowest free number: the closed fd's
+    REQUIRE(next.fds[0] == fd);
+    std::string got;
+    for (int round = 0; round < 20; ++round) {
+        for (const RingCompletion& c : completions_of(*ring, RingOp::send, 5))
+            CHECK(ring->on_send(weft::ring_untag(c.user_data), c) < 0); // stale
+        got += drain_socket(next.fds[1]);
+    }
+    CHECK(got.empty());
 }
