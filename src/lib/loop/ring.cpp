@@ -188,11 +188,13 @@ void Ring::forget(int fd, RingOp op, bool armed) {
             s->flags |= IOSQE_CQE_SKIP_SUCCESS;
         }
     };
-    // A send still in the SQ names the fd by number, taken only when the
-    // enter submits it: a backend's fd is closed next, and a connection
-    // opened before the tick's enter (a retry's) may get its number and the
-    // old request's bytes. Submitted now, the send holds the old file.
-    if (f.sending && io_uring_sq_ready(&ring_) != 0) submit_and_wait(0);
+    // A send or a receive still in the SQ names the fd by number, taken
+    // only when the enter submits it: the fd is closed next, and a
+    // connection opened before the tick's enter (a retry's, an accepted
+    // one) may get its number: the old request's bytes, or the new
+    // client's taken into a stale buffer. Submitted now, it holds the old
+    // file (and a receive's cancel follows it).
+    if ((f.sending || f.receiving) && io_uring_sq_ready(&ring_) != 0) submit_and_wait(0);
     if (armed) cancel(op);
     // Its receive's buffer, if one comes, goes back as stale; a send in
     // flight keeps its slot (an orphan's, or freed when it ends).
