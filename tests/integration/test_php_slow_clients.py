@@ -331,6 +331,39 @@ touch(getenv('MARK_DIR') . "/done-" . $_GET['id']);
         self.marks.wait("done", id)
 
 
+class ResetMidAnswerTest(PhpTestCase):
+    """Clients that reset while weft relays a large answer to them, two at a
+    time, on one loop. On uring, the relay's writer woken by the hang-up
+    found its ring send still in flight, took the socket for full and waited
+    again, a wait the hang-up ended at once: the loop spun in that coroutine
+    and served nothing more."""
+
+    CONF = CONF.replace("threads = 2", "threads = 1")
+    POOLS = {"php": WORKERS}
+
+    @classmethod
+    def setUpDir(cls, dir):
+        install_fixtures(os.path.join(dir, "www"), {name: SCRIPTS[name]
+                                                    for name in ("ok.php", "sized.php")})
+
+    def test_clients_that_reset_mid_answer_leave_the_loop_serving(self):
+        for round in range(30):
+            clients = [Client(self.port, PROMPT) for _ in range(2)]
+            for c in clients:
+                c.send(get(f"/sized.php?n={4 << 20}"))
+            time.sleep((round % 10) * 0.003)
+            for c in clients:
+                c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                  b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                c.close()  # a reset
+            if round % 5 == 4:
+                c = Client(self.port, PROMPT)
+                self.addCleanup(c.close)
+                c.send(get("/ok.php"))
+                r = c.response()
+                self.assertEqual((r.status, r.body), (200, b"ok"), f"round {round}")
+
+
 class SendTimeoutTest(PhpTestCase):
     CONF = CONF.replace("send_timeout = 60s", "send_timeout = 1s")
     POOLS = {"php": 2}

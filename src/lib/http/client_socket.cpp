@@ -89,7 +89,14 @@ int ClientSocket::send(iovec* iov, int count, bool more) {
 
 ssize_t ClientSocket::send_now(const iovec* iov, int count) {
     if (ring_) {
-        if (ring_->sending(fd_)) return 0; // full, for now: its end wakes a writer
+        if (ring_->sending(fd_)) {
+            // Full, for now: its end wakes a writer. Unless the socket hung
+            // up: every wait on it ends at once (the hang-up stays), and a
+            // writer that waits and tries again would spin, never letting
+            // the loop take the send's end (a client's RST mid-answer).
+            if (Loop::current()->table()[fd_].ready & kHungUp) return -EPIPE;
+            return 0;
+        }
         if (const int error = ring_->take_send_error(fd_)) return error;
         if (!pipelined_) {
             if (const std::size_t queued = ring_->send(fd_, iov, count)) {
