@@ -536,3 +536,19 @@ def start_on_backend(test, dir, conf, backend):
     status = json.loads(curl(weft.port, "/server-status?format=json").body)
     test.assertEqual(status["io_backend"], backend)
     return weft
+
+
+def fd_count(pid):
+    """How many fds process `pid` holds."""
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def fds(pid):
+    """What weft's fds are, for a failure's message."""
+    names = []
+    for fd in sorted(os.listdir(f"/proc/{pid}/fd"), key=int):
+        try:
+            names.append(f"{fd}:{os.readlink(f'/proc/{pid}/fd/{fd}')}")
+        except OSError:
+            pass
+    return " ".join(names)

@@ -31,7 +31,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import Client, Closed, curl, get, start_on_backend, wait_for  # noqa: E402
+from http_support import Client, Closed, curl, fd_count, fds, get, start_on_backend, wait_for  # noqa: E402
 from websocket_support import TEXT, WebSocket  # noqa: E402
 
 BACKENDS = ("epoll", "uring")
@@ -96,21 +96,6 @@ def server_send_queue(port, client_port):
 def unread(sock):
     """The bytes in `sock`'s receive queue."""
     return struct.unpack("i", fcntl.ioctl(sock, termios.FIONREAD, b"\0\0\0\0"))[0]
-
-
-def fd_count(pid):
-    return len(os.listdir(f"/proc/{pid}/fd"))
-
-
-def fds(pid):
-    """What weft's fds are, for a failure's message."""
-    names = []
-    for fd in sorted(os.listdir(f"/proc/{pid}/fd"), key=int):
-        try:
-            names.append(f"{fd}:{os.readlink(f'/proc/{pid}/fd/{fd}')}")
-        except OSError:
-            pass
-    return " ".join(names)
 
 
 def read_to_eof(sock, timeout):

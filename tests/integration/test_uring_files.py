@@ -22,7 +22,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_support import Closed, curl, get, start_on_backend, wait_for  # noqa: E402
+from http_support import Closed, curl, fd_count, fds, get, start_on_backend, wait_for  # noqa: E402
 
 BACKENDS = ("epoll", "uring")
 BIG = 3 * 1024 * 1024 + 12345  # past the cache's 64 KiB: sendfile or the ring
@@ -43,21 +43,6 @@ site {
     }
 }
 """
-
-
-def fd_count(pid):
-    return len(os.listdir(f"/proc/{pid}/fd"))
-
-
-def fds(pid):
-    """What weft's fds are, for a failure's message."""
-    names = []
-    for fd in sorted(os.listdir(f"/proc/{pid}/fd"), key=int):
-        try:
-            names.append(f"{fd}:{os.readlink(f'/proc/{pid}/fd/{fd}')}")
-        except OSError:
-            pass
-    return " ".join(names)
 
 
 def open_socket(port, rcvbuf=None, timeout=15.0):
