@@ -61,6 +61,39 @@ TEST_CASE("timers fire at their deadline, in deadline order", "[timer]") {
     CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
 }
 
+TEST_CASE("a deadline pushed back fires at the later one, pulled in at the earlier", "[timer]") {
+    TimerWheel wheel(0);
+    std::vector<std::pair<std::uint64_t, int>> log;
+    Probe near, far;
+    near.log = far.log = &log;
+    near.id = 1;
+    far.id = 2;
+    // Pushed back within level 0, and from level 0 to an upper level (a
+    // connection's keep-alive timeout, pushed back at every request).
+    wheel.arm(near, 10);
+    wheel.arm(near, 200);
+    wheel.arm(far, 100);
+    wheel.arm(far, 70'000);
+    CHECK(wheel.arms() == 4);
+    for (std::uint64_t now = 0; now <= 70'000 && log.size() < 2; now += 7) wheel.advance(now);
+    REQUIRE(log.size() == 2);
+    CHECK(log[0] == std::pair<std::uint64_t, int>{200, 1});
+    CHECK(log[1] == std::pair<std::uint64_t, int>{70'000, 2});
+    CHECK_FALSE(near.armed());
+    CHECK_FALSE(far.armed());
+
+    // An earlier deadline moves the timer at once.
+    log.clear();
+    wheel.arm(near, wheel.clock() + 5'000);
+    wheel.arm(near, wheel.clock() + 50);
+    const std::uint64_t due = near.deadline;
+    wheel.advance(due - 1);
+    CHECK(log.empty());
+    wheel.advance(due);
+    REQUIRE(log.size() == 1);
+    CHECK(log[0].first == due);
+}
+
 TEST_CASE("next_timeout never sleeps past a deadline", "[timer]") {
     TimerWheel wheel(0);
     CHECK(wheel.next_timeout(0) == -1);

@@ -167,11 +167,50 @@ std::int64_t Connection::park_head() {
     return kPark;
 }
 
+ssize_t Connection::receive_warm() {
+    Loop& loop = *Loop::current();
+    if (!idle_deadline_) idle_deadline_ = loop.now() + options_.keep_alive_timeout_ms;
+    if (!loop.begin_warm()) return -EAGAIN;
+    ssize_t n = -EAGAIN;
+    while (n == -EAGAIN) {
+        if (loop.now() >= idle_deadline_) {
+            n = -ETIMEDOUT;
+            break;
+        }
+        const std::int64_t woke =
+            socket_.wait(kReadable, static_cast<std::uint32_t>(idle_deadline_ - loop.now()));
+        if (woke == Loop::kCooled) break; // parks, under the same deadline
+        if (woke < 0 && woke != kHangup) {
+            n = woke;
+            break;
+        }
+        n = socket_.receive_now(in_.bytes, kBufferSize);
+    }
+    loop.end_warm();
+    return n;
+}
+
+std::int64_t Connection::park_idle() {
+    Loop& loop = *Loop::current();
+    // A request that came since the last read is not answered, but must not
+    // turn the close into a reset either.
+    if (loop.stopping()) return unread_input() ? close_gracefully() : kClose;
+    std::uint32_t ms = options_.keep_alive_timeout_ms;
+    if (idle_ == Idle::fresh) {
+        ms = options_.request_timeout_ms;
+    } else if (idle_deadline_) {
+        if (loop.now() >= idle_deadline_) return kClose;
+        ms = static_cast<std::uint32_t>(idle_deadline_ - loop.now());
+    }
+    loop.set_timeout(socket_.fd(), ms);
+    return kPark;
+}
+
 std::int64_t Connection::park_again() {
     Loop& loop = *Loop::current();
     if (loop.stopping()) return unread_input() ? close_gracefully() : kClose;
-    // unpark() cancelled the fd's timer, which keeps the deadline the
-    // connection parked with; nothing in this coroutine armed it since.
+    // The fd's timer keeps the deadline the connection parked with (unpark()
+    // left it, off); nothing in this coroutine armed it since.
     const std::uint64_t deadline = loop.table()[socket_.fd()].timer.deadline;
     if (loop.now() >= deadline) return kClose;
     loop.set_timeout(socket_.fd(), static_cast<std::uint32_t>(deadline - loop.now()));
@@ -241,20 +280,12 @@ std::int64_t Connection::run() {
         if (in_.end == 0) {
             // Nothing of a next request is buffered. When the last read left
             // the socket empty, any byte that comes later raises a new edge,
-            // so the connection parks at once, without trying a read that
-            // would say EAGAIN: the stack goes back until bytes come.
-            const ssize_t n =
-                socket_.drained() ? -EAGAIN : socket_.receive_now(in_.bytes, kBufferSize);
-            if (n == -EAGAIN) {
-                Loop& loop = *Loop::current();
-                // A request that came since the last read is not answered,
-                // but must not turn the close into a reset either.
-                if (loop.stopping()) return unread_input() ? close_gracefully() : kClose;
-                loop.set_timeout(socket_.fd(), idle_ == Idle::fresh
-                                                   ? options_.request_timeout_ms
-                                                   : options_.keep_alive_timeout_ms);
-                return kPark;
-            }
+            // so the connection waits at once, without trying a read that
+            // would say EAGAIN: warm, after an answer, while the loop lets
+            // it; else it parks, and the stack goes back until bytes come.
+            ssize_t n = socket_.drained() ? -EAGAIN : socket_.receive_now(in_.bytes, kBufferSize);
+            if (n == -EAGAIN && idle_ == Idle::answered) n = receive_warm();
+            if (n == -EAGAIN) return park_idle();
             if (n <= 0) return kClose;
             in_.end = static_cast<std::size_t>(n);
         }
@@ -311,6 +342,7 @@ std::int64_t Connection::run() {
             next = handle(parser_.head_size());
         }
         idle_ = Idle::answered;
+        idle_deadline_ = 0; // the next idle wait starts its own
         if (next != Next::keep_alive) [[unlikely]] {
             if (next == Next::linger) return close_gracefully();
             return next == Next::close ? kClose : kDetach;

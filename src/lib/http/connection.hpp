@@ -78,6 +78,15 @@ private:
     // on this coroutine, not parked: a connection from a load balancer
     // sends its header at once.
     [[gnu::noinline]] bool take_proxy_header();
+    // Waits warm (Loop::begin_warm) for the next request of a connection
+    // this coroutine answered, under keep_alive_timeout: its first bytes, 0
+    // at end of stream, -EAGAIN when the loop cools the wait or has no room
+    // for it (the connection parks), or -errno (-ETIMEDOUT past the
+    // deadline).
+    [[gnu::noinline]] ssize_t receive_warm();
+    // Parks with nothing of a request: under request_timeout if it never
+    // sent one, else what is left of its idle deadline (closes past it).
+    [[gnu::noinline]] std::int64_t park_idle();
     // Parks again, with nothing of a request, under the deadline an earlier
     // coroutine parked the connection with (Idle::parked); closes past it.
     [[gnu::noinline]] std::int64_t park_again();
@@ -157,6 +166,9 @@ private:
     // for bytes (0: none yet): one for the whole head, however slowly it
     // trickles in, and kept across parks.
     std::uint64_t head_deadline_ = 0;
+    // When the connection's idling after its last answer ends (0: it is not
+    // idling): kept while only empty lines come, as a park keeps its timer.
+    std::uint64_t idle_deadline_ = 0;
     // How the connection idles when it parks with nothing of a request:
     // fresh (it never parked nor answered) under request_timeout, answered
     // (by this coroutine) under keep_alive_timeout. Parked (by an earlier

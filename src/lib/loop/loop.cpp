@@ -268,6 +268,7 @@ Task* Loop::new_task(CoroutinePtr coroutine, int fd) {
 }
 
 void Loop::free_task(Task* task) {
+    if (task->warm) unlink_warm(task); // destroyed in a warm wait
     if (task->prev) task->prev->next = task->next;
     if (task->next) task->next->prev = task->prev;
     if (live_ == task) live_ = task->next;
@@ -279,6 +280,54 @@ void Loop::free_task(Task* task) {
     *task = Task{};
     task->next = free_tasks_;
     free_tasks_ = task;
+}
+
+bool Loop::begin_warm() {
+    Task* task = current_task();
+    if (!task || byte_ring_ || stopping_ || warm_count_ >= warm_limit_) return false;
+    assert(!task->warm);
+    task->warm = true;
+    task->warm_since = now_;
+    task->warm_prev = warm_newest_;
+    task->warm_next = nullptr;
+    if (warm_newest_) {
+        warm_newest_->warm_next = task;
+    } else {
+        warm_oldest_ = task;
+    }
+    warm_newest_ = task;
+    ++warm_count_;
+    return true;
+}
+
+void Loop::end_warm() {
+    Task* task = current_task();
+    if (task && task->warm) unlink_warm(task);
+}
+
+void Loop::unlink_warm(Task* task) {
+    if (task->warm_prev) {
+        task->warm_prev->warm_next = task->warm_next;
+    } else {
+        warm_oldest_ = task->warm_next;
+    }
+    if (task->warm_next) {
+        task->warm_next->warm_prev = task->warm_prev;
+    } else {
+        warm_newest_ = task->warm_prev;
+    }
+    task->warm_prev = task->warm_next = nullptr;
+    task->warm = false;
+    --warm_count_;
+}
+
+void Loop::cool_warm() {
+    while (Task* task = warm_oldest_) {
+        if (!stopping_ && now_ - task->warm_since < warm_ms_) return;
+        unlink_warm(task);
+        // Waiting in its read: it parks (or, the loop stopping, closes).
+        if (task->waiting) wake(*task->coroutine, kCooled);
+    }
 }
 
 void Loop::queue(Task* task, std::int64_t value) {
@@ -409,6 +458,8 @@ int Loop::adopt_accepted(int fd, std::uint16_t handler) {
             } else {
                 loop.close_connection(fd);
             }
+        } else if (!e.task->timer_on) {
+            // A deadline that ended, left armed (set_timeout): nothing.
         } else if (e.task->waiting) {
             loop.wake(*e.task->coroutine, -ETIMEDOUT);
         } else if (!e.task->pending) {
@@ -441,7 +492,8 @@ void Loop::unpark(int fd) {
     FdEntry& entry = table_[fd];
     unlink_parked(fd);
     entry.ready &= ~kReadable;
-    entry.timer.cancel(); // the idle timeout ends with the idling
+    // The idle timeout ends with the idling: it stays armed, off for the
+    // new task (Task::timer_on), which pushes it back when it parks again.
     start_connection(fd);
 }
 
@@ -521,6 +573,7 @@ void Loop::after_resume(Task* task, std::int64_t value) {
 void Loop::end_task(Task* task, std::int64_t result) {
     const int fd = task->fd;
     const bool finished = task->coroutine->finished();
+    const bool timer_on = task->timer_on;
     // Destroying a suspended coroutine unwinds it (coroutine.hpp); its
     // defers release what it awaited.
     task->coroutine.reset();
@@ -530,6 +583,7 @@ void Loop::end_task(Task* task, std::int64_t result) {
     FdEntry& entry = table_[fd];
     entry.task = nullptr;
     entry.waiting = 0;
+    if (!timer_on) entry.timer.cancel(); // a deadline that ended with the task
     const bool parks = finished && yield_op(result) == static_cast<std::uint32_t>(Op::want_read) &&
                        !stopping_ && !(entry.ready & kHungUp);
     if (!parks) {
@@ -659,16 +713,25 @@ void Loop::forget_awaited(Loop* loop, int fd) {
 
 void Loop::set_timeout(int fd, std::uint32_t ms) {
     assert(table_.fits(fd) && table_[fd].kind == FdKind::connection);
-    clear_timeout(fd);
-    timers_.arm(table_[fd].timer, now_ + ms);
+    FdEntry& entry = table_[fd];
+    if (Task* task = entry.task) {
+        task->timer_on = true;
+        // A timeout that fired while the task ran belongs to the old deadline.
+        if (task->pending == -ETIMEDOUT) task->pending = 0;
+    }
+    timers_.arm(entry.timer, now_ + ms); // a later deadline: pushed back, not moved
 }
 
 void Loop::clear_timeout(int fd) {
     assert(table_.fits(fd));
     FdEntry& entry = table_[fd];
+    if (Task* task = entry.task) {
+        // Left armed, off: the next set_timeout mostly only pushes it back.
+        task->timer_on = false;
+        if (task->pending == -ETIMEDOUT) task->pending = 0;
+        return;
+    }
     entry.timer.cancel();
-    // A timeout that fired while the task ran belongs to the old deadline.
-    if (entry.task && entry.task->pending == -ETIMEDOUT) entry.task->pending = 0;
 }
 
 void Loop::close_connection(int fd) {
@@ -1077,9 +1140,16 @@ void Loop::run() {
         start_finishing();
         run_ready();
         run_deferred();
+        if (warm_oldest_) cool_warm(); // before the wait: a stop cools them all
         if (stopping_ && ((live_tasks_ == 0 && !orphan_sends()) || past_deadline())) break;
 
         std::int64_t timeout = ready_.empty() ? timers_.next_timeout(now_) : 0;
+        if (warm_oldest_ && timeout != 0) {
+            // Woken to cool the oldest warm wait, at the latest.
+            const std::uint64_t waited = now_ - warm_oldest_->warm_since;
+            const auto left = static_cast<std::int64_t>(waited < warm_ms_ ? warm_ms_ - waited : 0);
+            timeout = timeout < 0 ? left : std::min(timeout, left);
+        }
         if (stopping_) {
             const std::int64_t left = static_cast<std::int64_t>(stop_deadline_ - now_);
             timeout = timeout < 0 ? left : std::min(timeout, left);

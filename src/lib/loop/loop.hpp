@@ -63,6 +63,15 @@ struct Task {
     int wait_fd = -1;     // the fd whose entry records its wait, or -1
     bool waiting = false; // suspended in a wait that wake() ends
     bool queued = false;  // in the run queue
+    // Whether its fd's timer is its own (Loop::set_timeout). Off, a timer
+    // still armed is a deadline that ended (the park's, or a wait's): it is
+    // left in the wheel, where a later set_timeout only pushes it back, and
+    // ignored if it fires first.
+    bool timer_on = false;
+    bool warm = false; // on the loop's list of warm waits (Loop::begin_warm)
+    Task* warm_prev = nullptr;
+    Task* warm_next = nullptr;
+    std::uint64_t warm_since = 0; // on the loop's clock
     // -ECANCELED or -ETIMEDOUT that came while it was not waiting (running, or
     // already woken): it ends the next wait, so a woken value is never lost.
     std::int64_t pending = 0;
@@ -260,6 +269,30 @@ public:
     void set_timeout(int fd, std::uint32_t ms);
     void clear_timeout(int fd);
 
+    // Warm waits. A connection that answered may wait for its next request
+    // on its own coroutine, rather than end it and park: that request then
+    // costs a resume, not a new coroutine. Only a few wait so, briefly: at
+    // most kWarmLimit at once on a loop, each for kWarmMs at most; then the
+    // loop ends the wait with kCooled, and the connection parks as before.
+    // So an idle connection still holds no stack, and a busy one (a load
+    // balancer's, a page's assets) keeps its coroutine between requests.
+    // On epoll only: on a ring a parked connection's next bytes come with a
+    // receive, which a wait for readiness would trade for a poll and a
+    // recv (Loop::end_task).
+    static constexpr std::size_t kWarmLimit = 64;
+    static constexpr std::uint64_t kWarmMs = 5;
+    static constexpr std::int64_t kCooled = -EAGAIN;
+    // Whether the running task may wait warm now; it is then on the list
+    // until end_warm(), or until the loop cools it (its wait ends kCooled).
+    bool begin_warm();
+    void end_warm();
+    // Other bounds than kWarmLimit and kWarmMs (tests; a limit of 0: no
+    // warm waits).
+    void set_warm_bounds(std::size_t limit, std::uint64_t ms) {
+        warm_limit_ = limit;
+        warm_ms_ = ms;
+    }
+
     TimerWheel& timers() { return timers_; }
     // Milliseconds on CLOCK_MONOTONIC, read once per tick.
     std::uint64_t now() const { return now_; }
@@ -292,6 +325,9 @@ private:
     void after_resume(Task* task, std::int64_t value);
     void end_task(Task* task, std::int64_t result);
     void free_task(Task* task);
+    void unlink_warm(Task* task);
+    // Ends the warm waits past kWarmMs (all of them once the loop stops).
+    void cool_warm();
     int start_connection(int fd);
     int adopt_accepted(int fd, std::uint16_t handler);
     void unpark(int fd);
@@ -356,6 +392,12 @@ private:
     Task* free_tasks_ = nullptr;    // linked through Task::next
     Task* live_ = nullptr;
     std::size_t live_tasks_ = 0;
+    // Warm waits, oldest first (begin_warm).
+    Task* warm_oldest_ = nullptr;
+    Task* warm_newest_ = nullptr;
+    std::size_t warm_count_ = 0;
+    std::size_t warm_limit_ = kWarmLimit;
+    std::uint64_t warm_ms_ = kWarmMs;
     std::vector<Task*> ready_;   // woken this tick, run next
     std::vector<Task*> running_; // the batch being run
     std::vector<std::function<void()>> deferred_;

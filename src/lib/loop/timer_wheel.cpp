@@ -36,6 +36,10 @@ TimerWheel::TimerWheel(std::uint64_t now) : clock_(now) {}
 
 void TimerWheel::arm(Timer& timer, std::uint64_t deadline) {
     ++arms_;
+    if (timer.armed() && deadline >= timer.deadline) {
+        timer.deadline = deadline; // its slot comes no later than this
+        return;
+    }
     timer.cancel();
     timer.deadline = std::max(deadline, clock_);
     place(timer);
@@ -97,6 +101,10 @@ std::size_t TimerWheel::advance(std::uint64_t now) {
             while (!due.empty()) {
                 Timer& timer = *due.next;
                 timer.cancel();
+                if (timer.deadline >= clock_) { // pushed back since it was placed
+                    place(timer);
+                    continue;
+                }
                 ++fired;
                 timer.fire(timer);
             }

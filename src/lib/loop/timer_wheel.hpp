@@ -43,11 +43,16 @@ public:
     TimerWheel& operator=(const TimerWheel&) = delete;
 
     // Arms `timer` to fire at `deadline` (re-arms an armed one). A deadline
-    // already passed fires at the next tick the wheel processes.
+    // already passed fires at the next tick the wheel processes. A later
+    // deadline for an armed timer costs a store: the timer stays in its slot,
+    // and when the wheel comes to it there, it moves on to its deadline
+    // instead of firing (a connection's timeout is pushed back at every
+    // request, and would otherwise be unlinked and placed every time).
     void arm(Timer& timer, std::uint64_t deadline);
 
     // Fires every timer due at or before `now`, in deadline order; returns how
-    // many fired. A fire callback may arm and cancel timers, itself included.
+    // many fired (a timer whose deadline arm() pushed back moves on instead). A fire callback may
+    // arm and cancel timers, itself included.
     std::size_t advance(std::uint64_t now);
 
     // Milliseconds from `now` until the wheel next has work: 0 if something is
