@@ -2,10 +2,16 @@
 // for byte: every pair's lengths and bytes written out here, in the order
 // nginx's fastcgi.conf sends them, then the request's fields as HTTP_*.
 
+#include "event_helpers.hpp"
 #include "handlers/fastcgi/params.hpp"
 #include "http/parser.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <string>
@@ -117,4 +123,45 @@ TEST_CASE("params: a POST to a front controller, byte for byte", "[fastcgi]") {
 
     CHECK(sent.size() == expected.size());
     CHECK(sent == expected);
+}
+
+TEST_CASE("params: the ends of a TCP connection as REMOTE_ADDR, REMOTE_PORT, SERVER_ADDR, "
+          "SERVER_PORT text",
+          "[fastcgi]") {
+    // Loopback addresses whose octets have one, two and three digits, and
+    // zeros; the ports the kernel gave.
+    const auto bound = [](const char* address, std::uint16_t port) {
+        const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        inet_pton(AF_INET, address, &a.sin_addr);
+        REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+        return fd;
+    };
+    const auto port_of = [](int fd) {
+        sockaddr_in a{};
+        socklen_t length = sizeof a;
+        getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
+        return std::to_string(ntohs(a.sin_port));
+    };
+    const int listener = bound("127.200.0.9", 0);
+    REQUIRE(listen(listener, 1) == 0);
+    sockaddr_in to{};
+    socklen_t length = sizeof to;
+    getsockname(listener, reinterpret_cast<sockaddr*>(&to), &length);
+    const int client = bound("127.10.0.255", 0);
+    REQUIRE(connect(client, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0);
+    const int accepted = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    REQUIRE(accepted >= 0);
+
+    Endpoints endpoints;
+    test::EventLoop t;
+    t.spawn([&] { endpoints.look_up(accepted); });
+    t.run();
+    CHECK(std::string(endpoints.remote_address) == "127.10.0.255");
+    CHECK(std::string(endpoints.remote_port) == port_of(client));
+    CHECK(std::string(endpoints.server_address) == "127.200.0.9");
+    CHECK(std::string(endpoints.server_port) == port_of(listener));
+    for (const int fd : {accepted, client, listener}) close(fd);
 }
