@@ -47,6 +47,46 @@ TEST_CASE("editor backups, leftovers and script sources are never served") {
         CHECK_FALSE(is_never_served(name));
 }
 
+TEST_CASE("every leftover extension is refused in any case, and no near miss is") {
+    for (const char* extension : {"bak", "orig", "save", "swp", "swo", "rej", "old", "tmp", "temp",
+                                  "dist", "backup", "bk", "copy", "inc"}) {
+        const std::string lower = std::string("/a/x.") + extension;
+        std::string upper = lower;
+        for (char& c : upper) c = weft::ascii::to_upper(c);
+        CHECK(is_never_served(lower));
+        CHECK(is_never_served(upper));
+        CHECK(is_never_served(lower + ".gz"));
+        CHECK_FALSE(is_never_served(lower + "x"));
+        CHECK_FALSE(is_never_served(lower.substr(0, lower.size() - 1)));
+        CHECK_FALSE(is_never_served(lower + ".txt")); // only a script's is refused anywhere
+    }
+    for (const char* name : {"/x.b", "/x.k", "/x.backups", "/x.copyright", "/x.incl", "/x.temps",
+                             "/x.oldest", "/x.ph", "/x.phar2", "/x.phtm", "/x.pht", "/x.bkp"})
+        CHECK_FALSE(is_never_served(name));
+}
+
+TEST_CASE("a twin's suffix is taken off in any case, only after a '.' and a name") {
+    CHECK(without_twin_suffix("/a.css.gz") == "/a.css");
+    CHECK(without_twin_suffix("/a.css.GZ") == "/a.css");
+    CHECK(without_twin_suffix("/a.css.Br") == "/a.css");
+    CHECK(without_twin_suffix("/a.css.zSt") == "/a.css");
+    CHECK(without_twin_suffix("x.gz") == "x");
+    CHECK(without_twin_suffix(".gz") == ".gz");
+    CHECK(without_twin_suffix(".zst") == ".zst");
+    CHECK(without_twin_suffix("/a.css.gzip") == "/a.css.gzip");
+    CHECK(without_twin_suffix("/a.cssgz") == "/a.cssgz");
+    CHECK(without_twin_suffix("/a.css.bz") == "/a.css.bz");
+    CHECK(without_twin_suffix("/a.css.zs") == "/a.css.zs");
+}
+
+TEST_CASE("packed_lower tells names of up to 8 bytes apart, in any case") {
+    static_assert(packed_lower("BaK") == packed_lower("bak"));
+    static_assert(packed_lower("bak") != packed_lower("ba"));
+    static_assert(packed_lower("abcdefgh") != packed_lower("abcdefg"));
+    static_assert(packed_lower("abcdefghi") == 0 && packed_lower("") == 0);
+    CHECK(packed_lower(std::string_view("\xc4K", 2)) == 0xc46bu); // a byte above 0x7f stays
+}
+
 TEST_CASE("access: any segment starting with a dot is refused", "[files]") {
     CHECK(has_dot_segment("/.env"));
     CHECK(has_dot_segment("/.git/config"));

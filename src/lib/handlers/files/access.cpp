@@ -38,19 +38,32 @@ namespace {
 // A script's source in any guise: .php, .php5, .phps, .php_, .php-, .phpx,
 // .phtml, .phar (and so the names of a copy: x.php.txt, x.php.1).
 bool is_script_extension(std::string_view extension) {
-    return ascii::starts_with_ignoring_case(extension, "php") ||
-           ascii::equals_ignoring_case(extension, "phtml") ||
-           ascii::equals_ignoring_case(extension, "phar");
+    const std::uint64_t word = packed_lower(extension);
+    return packed_lower(extension.substr(0, 3)) == packed_lower("php") ||
+           word == packed_lower("phtml") || word == packed_lower("phar");
 }
 
 // What editors, merges, deploys and people leave behind, and PHP includes.
 bool is_leftover_extension(std::string_view extension) {
-    static constexpr std::string_view kLeftovers[] = {"bak",    "orig", "save", "swp",  "swo",
-                                                      "rej",    "old",  "tmp",  "temp", "dist",
-                                                      "backup", "bk",   "copy", "inc"};
-    for (std::string_view e : kLeftovers)
-        if (ascii::equals_ignoring_case(extension, e)) return true;
-    return false;
+    switch (packed_lower(extension)) {
+    case packed_lower("bak"):
+    case packed_lower("orig"):
+    case packed_lower("save"):
+    case packed_lower("swp"):
+    case packed_lower("swo"):
+    case packed_lower("rej"):
+    case packed_lower("old"):
+    case packed_lower("tmp"):
+    case packed_lower("temp"):
+    case packed_lower("dist"):
+    case packed_lower("backup"):
+    case packed_lower("bk"):
+    case packed_lower("copy"):
+    case packed_lower("inc"):
+        return true;
+    default:
+        return false;
+    }
 }
 
 } // namespace

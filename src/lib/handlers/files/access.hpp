@@ -5,6 +5,7 @@
 #include "util/path_pattern.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,18 +50,31 @@ inline bool any_matches(const PathPatterns& patterns, std::string_view path) {
     return false;
 }
 
+// Up to 8 bytes of `text` lower-cased into one number, the first byte
+// highest; 0 for longer text (and for ""). Names hold no NUL, so the number
+// tells the length too, and a name compares with a list of names in one
+// switch: a call to equals_ignoring_case per name cost is_never_served 400
+// instructions a request for x.bin against the 14 leftovers (callgrind).
+constexpr std::uint64_t packed_lower(std::string_view text) {
+    if (text.size() > 8) return 0;
+    std::uint64_t word = 0;
+    for (const char c : text) word = word << 8 | static_cast<unsigned char>(ascii::to_lower(c));
+    return word;
+}
+
 // `name` without a precompressed twin's suffix (.gz, .br, .zst, any case):
 // x.json.gz is x.json. Inline, with the '.' looked at first: it runs for
-// every file served (a loop over the three suffixes cost 50 instructions a
-// request on file1k).
+// every file served from the disk (a loop over the three suffixes cost 50
+// instructions a request on file1k).
 inline std::string_view without_twin_suffix(std::string_view name) {
     const std::size_t n = name.size();
-    const auto is = [&](std::size_t from, std::string_view suffix) {
-        return ascii::equals_ignoring_case(name.substr(from), suffix);
-    };
-    if (n > 3 && name[n - 3] == '.' && (is(n - 3, ".gz") || is(n - 3, ".br")))
-        return name.substr(0, n - 3);
-    if (n > 4 && name[n - 4] == '.' && is(n - 4, ".zst")) return name.substr(0, n - 4);
+    if (n > 3 && name[n - 3] == '.') {
+        const std::uint64_t suffix = packed_lower(name.substr(n - 2));
+        if (suffix == packed_lower("gz") || suffix == packed_lower("br"))
+            return name.substr(0, n - 3);
+    }
+    if (n > 4 && name[n - 4] == '.' && packed_lower(name.substr(n - 3)) == packed_lower("zst"))
+        return name.substr(0, n - 4);
     return name;
 }
 
