@@ -92,6 +92,7 @@ Conditions read_conditions(const http::Request& request) {
         }
         // The first of a repeated field counts, as with Request::header().
         if (slot && slot->empty()) *slot = h.value;
+        if (slot && slot != &c.accept_encoding) c.conditional = true;
     }
     return c;
 }

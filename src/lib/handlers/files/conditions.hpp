@@ -32,6 +32,9 @@ struct Conditions {
     std::string_view if_range;
     std::string_view range;
     std::string_view accept_encoding;
+    // Any of them but Accept-Encoding: without one, a whole file is sent
+    // as it is.
+    bool conditional = false;
 };
 Conditions read_conditions(const http::Request& request);
 
