@@ -193,9 +193,9 @@ public:
     FileRequest(http::Exchange& exchange, const FilesHandler::State& settings, LoopFiles& files,
                 std::string_view path, Checks checks)
         : exchange_(exchange), settings_(settings), path_(path), checks_(checks),
-          conditions_(read_conditions(exchange.request())), cache_(files.cache),
-          watch_(synced_fs_watch()), root_(files.root.fd(watch_)), index_(index_name()),
-          key_(cache_key()), fs_path_(path_, index_) {
+          conditions_(exchange.request()), cache_(files.cache), watch_(synced_fs_watch()),
+          root_(files.root.fd(watch_)), index_(index_name()), key_(cache_key()),
+          fs_path_(path_, index_) {
         const std::uint64_t watch_id = watch_ ? watch_->id() : 0;
         if (files.root_generation != files.root.generation() || files.watch_id != watch_id) {
             cache_.clear();
@@ -247,7 +247,7 @@ private:
     std::string_view path_; // beneath the root; the URL's is exchange_.path()
     Checks checks_;
     bool admitted_ = false; // admit() has passed the request
-    Conditions conditions_;
+    ConditionFields conditions_;
     FileCache& cache_;
     FsWatch* watch_; // this loop's, or nullptr: every entry is checked at each use
     int root_;       // or -errno
@@ -297,7 +297,7 @@ bool FileRequest::index_denied(std::string_view index) const {
 void FileRequest::serve() {
     TwinOrder twins;
     if (settings_.precompressed && !(path_.back() == '/' && index_.empty()))
-        twins = twin_order(conditions_.accept_encoding);
+        twins = twin_order(conditions_.accept_encoding());
     // The twins the client takes, best first, then the file itself; the
     // cache answers for each what it knows, the disk the rest. An entry
     // exists only for a key whose request was admitted, and admit() depends
@@ -499,7 +499,7 @@ void FileRequest::serve_directory() {
 void FileRequest::respond_from(CachedFile& file, Encoding encoding) {
     const FilePin pin(cache_, file);
     // Most requests want the whole file with no condition: its ready head.
-    if (!conditions_.conditional) {
+    if (!conditions_.conditional()) {
         exchange_.header_lines(file.head_lines);
         exchange_.send(file.body);
         return;
@@ -530,7 +530,8 @@ void FileRequest::validators(const Representation& r) {
 }
 
 void FileRequest::respond(const Representation& r) {
-    switch (evaluate(conditions_, r.etag, r.modified)) {
+    const Conditions conditions = conditions_.conditions();
+    switch (evaluate(conditions, r.etag, r.modified)) {
     case Verdict::precondition_failed: {
         exchange_.send_error(412);
         return;
@@ -545,9 +546,9 @@ void FileRequest::respond(const Representation& r) {
     }
     // Range is defined for GET only (RFC 9110 §14.2): a HEAD gets the 200 head.
     RangeRequest ranges;
-    if (!conditions_.range.empty() && exchange_.request().method == http::Method::get &&
-        range_allowed(conditions_.if_range, r.etag, r.modified))
-        ranges = parse_ranges(conditions_.range, r.size);
+    if (!conditions.range.empty() && exchange_.request().method == http::Method::get &&
+        range_allowed(conditions.if_range, r.etag, r.modified))
+        ranges = parse_ranges(conditions.range, r.size);
     if (ranges.kind == RangeRequest::Kind::unsatisfiable) {
         char value[32] = "bytes */";
         const char* end = std::to_chars(value + 8, value + sizeof value, r.size).ptr;
