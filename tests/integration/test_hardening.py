@@ -9,6 +9,8 @@ redirect handlers:
 - /.well-known is served, other hidden files are not;
 - editor backups, leftovers and PHP sources are never served, nor listed;
 - `index` is a list, tried in order;
+- an answer the files cache keeps for a directory's index is never the
+  answer to the index's own path, which is checked on its own;
 - a symlink that stays inside the root is served even when absolute; one
   that leaves it is refused.
 
@@ -36,6 +38,13 @@ site {
     }
     redirect /away {
         to = https://b.example/
+    }
+}
+site {
+    host = hidden-index.test
+    root = {dir}/hidden-index
+    files / {
+        index = none.html .front.html
     }
 }
 site {
@@ -75,6 +84,7 @@ class Hardening(ServerTestCase):
             write(os.path.join(www, "app", name), b"<?php $password = 'TOP SECRET';")
         write(os.path.join(www, "app", "readme.txt"), "readme\n")
         write(os.path.join(d, "outside.txt"), SECRET)
+        write(os.path.join(d, "hidden-index", ".front.html"), "front\n")
         # Absolute links: one to a file in the root, one out of it.
         os.symlink(os.path.join(www, "style.css"), os.path.join(www, "abs-inside.css"))
         os.symlink(os.path.join(d, "outside.txt"), os.path.join(www, "abs-outside.txt"))
@@ -140,6 +150,15 @@ class Hardening(ServerTestCase):
         self.assertEqual((r.status, r.body), (200, b"htm\n"))
         self.assertEqual(r.header("content-type").split(";")[0], "text/html")
         self.assertEqual(self.curl("/both/").body, b"html first\n")
+
+    def test_a_hidden_index_is_served_for_its_directory_but_never_by_its_name(self):
+        host = "hidden-index.test"
+        # Twice each: the second is answered from the files cache.
+        for _ in range(2):
+            r = self.curl("/", host=host)
+            self.assertEqual((r.status, r.body), (200, b"front\n"))
+        for _ in range(2):
+            self.assertEqual(self.curl("/.front.html", host=host).status, 403)
 
     def test_an_absolute_symlink_inside_the_root_is_served_and_one_outside_is_not(self):
         r = self.curl("/abs-inside.css")

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <memory>
+
 using namespace weft::handlers;
 constexpr auto npos = std::string_view::npos;
 
@@ -45,6 +47,74 @@ TEST_CASE("editor backups, leftovers and script sources are never served") {
           "/x.baked", "/#a", "", "/#", "/x.photo.jpg", "/x.pharmacy.html", "/a.gz",
           "/report.old.pdf", "/style.css.gz", "/.gz"})
         CHECK_FALSE(is_never_served(name));
+}
+
+TEST_CASE("every leftover extension is refused in any case, and no near miss is") {
+    for (const char* extension : {"bak", "orig", "save", "swp", "swo", "rej", "old", "tmp", "temp",
+                                  "dist", "backup", "bk", "copy", "inc"}) {
+        const std::string lower = std::string("/a/x.") + extension;
+        std::string upper = lower;
+        for (char& c : upper) c = weft::ascii::to_upper(c);
+        CHECK(is_never_served(lower));
+        CHECK(is_never_served(upper));
+        CHECK(is_never_served(lower + ".gz"));
+        CHECK_FALSE(is_never_served(lower + "x"));
+        CHECK_FALSE(is_never_served(lower.substr(0, lower.size() - 1)));
+        CHECK_FALSE(is_never_served(lower + ".txt")); // only a script's is refused anywhere
+    }
+    for (const char* name : {"/x.b", "/x.k", "/x.backups", "/x.copyright", "/x.incl", "/x.temps",
+                             "/x.oldest", "/x.ph", "/x.phar2", "/x.phtm", "/x.pht", "/x.bkp"})
+        CHECK_FALSE(is_never_served(name));
+}
+
+TEST_CASE("a twin's suffix is taken off in any case, only after a '.' and a name") {
+    CHECK(without_twin_suffix("/a.css.gz") == "/a.css");
+    CHECK(without_twin_suffix("/a.css.GZ") == "/a.css");
+    CHECK(without_twin_suffix("/a.css.Br") == "/a.css");
+    CHECK(without_twin_suffix("/a.css.zSt") == "/a.css");
+    CHECK(without_twin_suffix("x.gz") == "x");
+    CHECK(without_twin_suffix(".gz") == ".gz");
+    CHECK(without_twin_suffix(".zst") == ".zst");
+    CHECK(without_twin_suffix("/a.css.gzip") == "/a.css.gzip");
+    CHECK(without_twin_suffix("/a.cssgz") == "/a.cssgz");
+    CHECK(without_twin_suffix("/a.css.bz") == "/a.css.bz");
+    CHECK(without_twin_suffix("/a.css.zs") == "/a.css.zs");
+}
+
+TEST_CASE("lower_word: names of up to 8 bytes apart, in any case, a start in the low bytes") {
+    static_assert(lower_word("BaK") == lower_word("bak"));
+    static_assert(lower_word("bak") != lower_word("ba"));
+    static_assert(lower_word("abcdefgh") != lower_word("abcdefg"));
+    static_assert((lower_word("php5") & 0xffffff) == word_of("php"));
+    static_assert(lower_word("abcdefghi") == lower_word("abcdefgh")); // the first 8 only
+    static_assert(lower_word("") == 0);
+    CHECK(lower_word(std::string_view("\xc4K", 2)) == 0x6bc4u); // a byte above 0x7f stays
+}
+
+TEST_CASE("lower_word at run time: every byte at every place of every length, read in place") {
+    const auto reference = [](std::string_view text) {
+        std::uint64_t word = 0;
+        for (std::size_t i = 0; i < text.size() && i < 8; ++i) {
+            unsigned char c = static_cast<unsigned char>(text[i]);
+            if (c >= 'A' && c <= 'Z') c = static_cast<unsigned char>(c + 'a' - 'A');
+            word |= std::uint64_t{c} << (8 * i);
+        }
+        return word;
+    };
+    for (std::size_t n = 0; n <= 10; ++n) {
+        // An allocation of exactly n bytes: the sanitizers see a read past it.
+        const auto bytes = std::make_unique<char[]>(n);
+        const std::string_view text(bytes.get(), n);
+        for (std::size_t at = 0; at < n; ++at) {
+            for (std::size_t i = 0; i < n; ++i) bytes[i] = static_cast<char>('G' + i);
+            for (int b = 0; b < 256; ++b) {
+                bytes[at] = static_cast<char>(b);
+                if (lower_word(text) != reference(text))
+                    FAIL("length " << n << ", byte " << b << " at " << at);
+            }
+        }
+        if (n == 0) CHECK(lower_word(text) == 0);
+    }
 }
 
 TEST_CASE("access: any segment starting with a dot is refused", "[files]") {

@@ -3,6 +3,7 @@
 
 #include "handlers/files/conditions.hpp"
 #include "http/date.hpp"
+#include "http/request.hpp"
 
 #include <sys/stat.h>
 
@@ -168,7 +169,10 @@ TEST_CASE("conditions: the fields are found in one pass, by any case, first one 
     };
     for (const auto& [name, value] : fields)
         request.headers[request.header_count++] = {name, value};
-    const Conditions c = read_conditions(request);
+    const ConditionFields found(request);
+    CHECK(found.conditional());
+    CHECK(found.accept_encoding() == "br");
+    const Conditions c = found.conditions();
     CHECK(c.range == "bytes=0-1");
     CHECK(c.if_none_match == "\"a\"");
     CHECK(c.if_modified_since == "d1");
@@ -177,7 +181,47 @@ TEST_CASE("conditions: the fields are found in one pass, by any case, first one 
     CHECK(c.if_range == "\"r\"");
     CHECK(c.accept_encoding == "br");
 
-    const Conditions none = read_conditions(weft::http::Request{});
+    const weft::http::Request empty;
+    const ConditionFields none_found(empty);
+    CHECK_FALSE(none_found.conditional());
+    const Conditions none = none_found.conditions();
     CHECK(none.range.empty());
     CHECK(none.accept_encoding.empty());
+}
+
+namespace {
+
+void add(weft::http::Request& request, std::string_view name, std::string_view value) {
+    request.headers[request.header_count++] = {name, value};
+}
+
+} // namespace
+
+TEST_CASE("condition fields: only a condition or a range makes a request conditional", "[files]") {
+    weft::http::Request request;
+    add(request, "Host", "a");
+    add(request, "If-Matcg", "x"); // the length of one, not its name
+    add(request, "Ranges", "x");
+    CHECK_FALSE(ConditionFields(request).conditional());
+    add(request, "Accept-Encoding", "br");
+    const ConditionFields fields(request);
+    CHECK_FALSE(fields.conditional());
+    CHECK(fields.accept_encoding() == "br");
+    const Conditions c = fields.conditions();
+    CHECK((c.if_match.empty() && c.if_none_match.empty() && c.if_modified_since.empty() &&
+           c.if_unmodified_since.empty() && c.if_range.empty() && c.range.empty()));
+    add(request, "If-None-Match", "\"e\"");
+    CHECK(ConditionFields(request).conditional());
+}
+
+TEST_CASE("condition fields: the first of a repeated field counts, unless empty", "[files]") {
+    weft::http::Request request;
+    add(request, "Range", "");
+    add(request, "Range", "bytes=1-2");
+    add(request, "Range", "bytes=3-4");
+    add(request, "If-None-Match", "\"a\"");
+    add(request, "If-None-Match", "\"b\"");
+    const Conditions c = ConditionFields(request).conditions();
+    CHECK(c.range == "bytes=1-2");
+    CHECK(c.if_none_match == "\"a\"");
 }

@@ -35,22 +35,38 @@ std::size_t dot_segment_end(std::string_view path) {
 
 namespace {
 
-// A script's source in any guise: .php, .php5, .phps, .php_, .php-, .phpx,
-// .phtml, .phar (and so the names of a copy: x.php.txt, x.php.1).
-bool is_script_extension(std::string_view extension) {
-    return ascii::starts_with_ignoring_case(extension, "php") ||
-           ascii::equals_ignoring_case(extension, "phtml") ||
-           ascii::equals_ignoring_case(extension, "phar");
-}
+enum class Extension : std::uint8_t { other, script, leftover };
 
-// What editors, merges, deploys and people leave behind, and PHP includes.
-bool is_leftover_extension(std::string_view extension) {
-    static constexpr std::string_view kLeftovers[] = {"bak",    "orig", "save", "swp",  "swo",
-                                                      "rej",    "old",  "tmp",  "temp", "dist",
-                                                      "backup", "bk",   "copy", "inc"};
-    for (std::string_view e : kLeftovers)
-        if (ascii::equals_ignoring_case(extension, e)) return true;
-    return false;
+// A script's source in any guise: .php, .php5, .phps, .php_, .php-, .phpx,
+// .phtml, .phar (and so the names of a copy: x.php.txt, x.php.1). A leftover:
+// what editors, merges, deploys and people leave behind, and PHP includes.
+Extension extension_kind(std::string_view extension) {
+    const std::uint64_t word = lower_word(extension);
+    constexpr std::uint64_t kFirstThree = 0xffffff;
+    if ((word & kFirstThree) == word_of("php")) return Extension::script;
+    if (extension.size() > 8) return Extension::other;
+    switch (word) {
+    case word_of("phtml"):
+    case word_of("phar"):
+        return Extension::script;
+    case word_of("bak"):
+    case word_of("orig"):
+    case word_of("save"):
+    case word_of("swp"):
+    case word_of("swo"):
+    case word_of("rej"):
+    case word_of("old"):
+    case word_of("tmp"):
+    case word_of("temp"):
+    case word_of("dist"):
+    case word_of("backup"):
+    case word_of("bk"):
+    case word_of("copy"):
+    case word_of("inc"):
+        return Extension::leftover;
+    default:
+        return Extension::other;
+    }
 }
 
 } // namespace
@@ -71,8 +87,9 @@ bool is_never_served(std::string_view name) {
         const std::string_view extension = next == std::string_view::npos
                                                ? name.substr(dot + 1)
                                                : name.substr(dot + 1, next - dot - 1);
-        if (is_script_extension(extension)) return true;
-        if (next == std::string_view::npos) return is_leftover_extension(extension);
+        const Extension kind = extension_kind(extension);
+        if (kind == Extension::script) return true;
+        if (next == std::string_view::npos) return kind == Extension::leftover;
     }
     return false;
 }

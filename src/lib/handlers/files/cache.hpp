@@ -1,9 +1,9 @@
 #pragma once
 // Small files kept in memory, per loop: a hit answers from here with no
 // open, fstat or read. Each FileCache belongs to one thread and one handler;
-// entries are keyed by the request's normalised path and the encoding sent,
-// and the least recently used go first when the bytes would exceed the
-// capacity.
+// entries are keyed by the path the handler gives (the request's beneath the
+// root, handler.cpp: cache_key()) and the encoding sent, and the least
+// recently used go first when the bytes would exceed the capacity.
 
 #include "handlers/files/conditions.hpp"
 #include "handlers/files/encoding.hpp"
@@ -50,8 +50,8 @@ struct CachedFile {
     // watched is checked against the disk (its stamp) at every use instead.
     bool watched = false;
     PathWatch watch;
-    // The fields of a whole-file 200 from this entry, made at its first one:
-    // one copy per response instead of six formatted fields.
+    // The fields of a whole-file 200 from this entry, made when it is
+    // stored: one copy per response instead of six formatted fields.
     std::string head_lines;
 
     std::string_view etag_view() const { return {etag, etag_size}; }
@@ -93,7 +93,9 @@ public:
     // another request on this loop may replace or evict the entry: a pinned
     // entry leaves the table as usual but its memory stays until unpinned.
     void pin(CachedFile& file) { ++file.pins_; }
-    void unpin(CachedFile& file);
+    void unpin(CachedFile& file) {
+        if (--file.pins_ == 0 && file.retired_) free_retired(file);
+    }
 
     std::size_t bytes() const { return bytes_; }
     std::size_t size() const { return count_; }
@@ -104,6 +106,7 @@ private:
     // hash of the path, then usually one slot.
     std::size_t slot_of(std::string_view path, Encoding encoding, std::uint64_t hash) const;
     void erase_slot(std::size_t slot);
+    void free_retired(CachedFile& file);
     void grow();
     // The recency list, newest to oldest.
     void unlink(CachedFile* file);

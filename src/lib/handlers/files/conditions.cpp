@@ -58,42 +58,50 @@ std::size_t format_etag(const struct stat& st, char* out) {
     return static_cast<std::size_t>(p - out);
 }
 
-Conditions read_conditions(const http::Request& request) {
-    Conditions c;
+ConditionFields::ConditionFields(const http::Request& request) : request_(request) {
     // By length first: most fields of a request are none of these, and are
     // passed over with one comparison.
     for (std::size_t i = 0; i < request.header_count; ++i) {
-        const http::Header& h = request.headers[i];
-        std::string_view* slot = nullptr;
-        switch (h.name.size()) {
+        const std::string_view name = request.headers[i].name;
+        Field field = kFields;
+        switch (name.size()) {
         case 5:
-            if (name_is(h.name, "range")) slot = &c.range;
+            if (name_is(name, "range")) field = range_field;
             break;
         case 8:
-            if (name_is(h.name, "if-match"))
-                slot = &c.if_match;
-            else if (name_is(h.name, "if-range"))
-                slot = &c.if_range;
+            if (name_is(name, "if-match"))
+                field = if_match_field;
+            else if (name_is(name, "if-range"))
+                field = if_range_field;
             break;
         case 13:
-            if (name_is(h.name, "if-none-match")) slot = &c.if_none_match;
+            if (name_is(name, "if-none-match")) field = if_none_match_field;
             break;
         case 15:
-            if (name_is(h.name, "accept-encoding")) slot = &c.accept_encoding;
+            if (name_is(name, "accept-encoding")) field = accept_encoding_field;
             break;
         case 17:
-            if (name_is(h.name, "if-modified-since")) slot = &c.if_modified_since;
+            if (name_is(name, "if-modified-since")) field = if_modified_since_field;
             break;
         case 19:
-            if (name_is(h.name, "if-unmodified-since")) slot = &c.if_unmodified_since;
+            if (name_is(name, "if-unmodified-since")) field = if_unmodified_since_field;
             break;
         default:
             break;
         }
-        // The first of a repeated field counts, as with Request::header().
-        if (slot && slot->empty()) *slot = h.value;
+        if (field == kFields) continue;
+        // The first of a repeated field counts, as with Request::header(),
+        // unless it is empty.
+        if (!at_[field] || value(field).empty()) at_[field] = static_cast<std::uint8_t>(i + 1);
+        if (field != accept_encoding_field) conditional_ = true;
     }
-    return c;
+}
+
+Conditions ConditionFields::conditions() const {
+    return {value(if_match_field),          value(if_none_match_field),
+            value(if_modified_since_field), value(if_unmodified_since_field),
+            value(if_range_field),          value(range_field),
+            value(accept_encoding_field)};
 }
 
 bool etag_matches(std::string_view list, std::string_view etag, Comparison comparison) {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <ctime>
 #include <string_view>
 
@@ -22,8 +23,7 @@ namespace weft::handlers {
 inline constexpr std::size_t kEtagCapacity = 4 * 16 + 5;
 std::size_t format_etag(const struct stat& st, char* out);
 
-// The request fields a file response depends on, found in one pass over
-// the head (empty when absent).
+// The request fields a file response depends on (empty when absent).
 struct Conditions {
     std::string_view if_match;
     std::string_view if_none_match;
@@ -33,7 +33,42 @@ struct Conditions {
     std::string_view range;
     std::string_view accept_encoding;
 };
-Conditions read_conditions(const http::Request& request);
+
+// Where the fields of Conditions are in a request's head, found in one pass.
+// Eight bytes to clear for each file request, where Conditions' 112 were a
+// `rep stos` of 14 words (callgrind, file1k): most requests send none of
+// them, and only one that does needs conditions().
+class ConditionFields {
+public:
+    explicit ConditionFields(const http::Request& request);
+
+    // Any of them but Accept-Encoding: without one, a whole file is sent as
+    // it is.
+    bool conditional() const { return conditional_; }
+    std::string_view accept_encoding() const { return value(accept_encoding_field); }
+    Conditions conditions() const;
+
+private:
+    enum Field : std::uint8_t {
+        if_match_field,
+        if_none_match_field,
+        if_modified_since_field,
+        if_unmodified_since_field,
+        if_range_field,
+        range_field,
+        accept_encoding_field,
+        kFields
+    };
+    static_assert(http::kMaxHeaders < 255, "a field's place is kept in a byte");
+
+    std::string_view value(Field field) const {
+        return at_[field] ? request_.headers[at_[field] - 1].value : std::string_view{};
+    }
+
+    const http::Request& request_;
+    std::uint8_t at_[kFields] = {}; // 1 + the index of the first such field; 0: none
+    bool conditional_ = false;
+};
 
 enum class Comparison : std::uint8_t { strong, weak };
 
