@@ -393,6 +393,43 @@ TEST_CASE("a connection's timeout wakes its waiting coroutine, or closes it when
     server.stop();
 }
 
+TEST_CASE("a cleared timeout never ends a later wait, nor closes the connection parked after it",
+          "[loop]") {
+    // clear_timeout leaves the fd's timer armed but off (Task::timer_on):
+    // its old deadline must pass without effect, whether the task then
+    // waits without a timeout or parks without one.
+    std::atomic<std::int64_t> read_result{1};
+    std::atomic<int> coroutines{0};
+    TestServer server([&](int fd) -> std::int64_t {
+        Loop& loop = *Loop::current();
+        if (coroutines++ > 0) {
+            char buffer[16];
+            return weft::io::read(fd, buffer, sizeof buffer) > 0 ? yield_value(Op::want_read) : 0;
+        }
+        loop.set_timeout(fd, 30);
+        loop.clear_timeout(fd);
+        char buffer[16];
+        read_result = weft::io::read(fd, buffer, sizeof buffer); // bytes come after 100 ms
+        loop.set_timeout(fd, 30);
+        loop.clear_timeout(fd);
+        return yield_value(Op::want_read); // parked with no timeout
+    });
+    server.start();
+    const int fd = test::connect_tcp(server.port);
+    std::this_thread::sleep_for(100ms);
+    REQUIRE(test::send_all(fd, "x"));
+    std::this_thread::sleep_for(100ms);
+    // Still open: bytes start its next coroutine, which reads them.
+    REQUIRE(test::send_all(fd, "y"));
+    std::this_thread::sleep_for(50ms);
+    int live_coroutines = 0;
+    server.on_loop([&] { live_coroutines = coroutines; });
+    close(fd);
+    server.stop(1000ms);
+    CHECK(read_result == 1);
+    CHECK(live_coroutines == 2);
+}
+
 TEST_CASE("sleeping coroutines wake in deadline order, never early", "[loop]") {
     weft::FdTable table;
     Loop loop(table);

@@ -50,6 +50,10 @@ struct Rig {
     } t;
     Server server;
     std::uint16_t handler = 0;
+    // As a reload sets it (ServerUse::OnLoop::replaced); coroutines started
+    // after it serve "the new server", which is not replaced.
+    bool replaced = false;
+    bool not_replaced = false;
 
     explicit Rig(std::uint32_t keep_alive_ms = 60'000) {
         REQUIRE(t.loop.open(weft::IoBackend::epoll) == 0);
@@ -57,7 +61,9 @@ struct Rig {
         Router::Site site;
         site.handlers.push_back(std::make_unique<Hello>());
         server.router.add_site(std::move(site));
-        handler = t.loop.add_handler([this](int fd) { return serve_connection(fd, server); });
+        handler = t.loop.add_handler([this](int fd) {
+            return serve_connection(fd, server, replaced ? &not_replaced : &replaced);
+        });
     }
     // The client's end of a new connection the loop serves.
     int connect() {
@@ -205,4 +211,54 @@ TEST_CASE("a stopping loop ends warm waits at once and closes their connections"
     CHECK(answered);
     CHECK(end == 0);     // closed, not reset, not left open
     CHECK(took < 1'000); // not after the 20 s grace
+}
+
+TEST_CASE("empty lines do not earn another warm wait: the connection parks after them",
+          "[http][warm]") {
+    Rig rig;
+    rig.t.loop.set_warm_bounds(64, 60'000);
+    bool answered = false, again = false;
+    std::size_t live_warm = 0, live_after_lines = 99;
+    const int client = rig.connect();
+    rig.run([&] {
+        answered = Rig::ask(client);
+        live_warm = rig.t.loop.live_tasks();
+        weft::io::write(client, "\r\n", 2);
+        weft::io::sleep(50);
+        live_after_lines = rig.t.loop.live_tasks();
+        again = Rig::ask(client);
+        close(client);
+    });
+    CHECK(answered);
+    CHECK(again);
+    CHECK(live_warm == 2);        // the client, and the connection waiting warm
+    CHECK(live_after_lines == 1); // parked after the empty line
+}
+
+TEST_CASE("empty lines that find the server replaced keep the keep-alive deadline",
+          "[http][warm]") {
+    // A reload moves a warm connection's next bytes to the new server (a
+    // parked head); empty lines alone must not put it under a head's
+    // request_timeout instead of its keep-alive timeout.
+    Rig rig(300);
+    rig.server.options.request_timeout_ms = 3'000;
+    rig.t.loop.set_warm_bounds(64, 60'000);
+    bool answered = false;
+    ssize_t end = -1;
+    std::uint64_t closed_after = 0;
+    const int client = rig.connect();
+    rig.run([&] {
+        answered = Rig::ask(client);
+        const std::uint64_t idle_from = rig.t.loop.now();
+        rig.replaced = true;
+        weft::io::write(client, "\r\n", 2);
+        char buffer[64];
+        end = weft::io::read(client, buffer, sizeof buffer);
+        closed_after = rig.t.loop.now() - idle_from;
+        close(client);
+    });
+    CHECK(answered);
+    CHECK(end == 0);
+    CHECK(closed_after >= 300);
+    CHECK(closed_after < 1'500);
 }

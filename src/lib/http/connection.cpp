@@ -169,7 +169,7 @@ std::int64_t Connection::park_head() {
 
 ssize_t Connection::receive_warm() {
     Loop& loop = *Loop::current();
-    if (!idle_deadline_) idle_deadline_ = loop.now() + options_.keep_alive_timeout_ms;
+    idle_deadline_ = loop.now() + options_.keep_alive_timeout_ms;
     if (!loop.begin_warm()) return -EAGAIN;
     ssize_t n = -EAGAIN;
     while (n == -EAGAIN) {
@@ -223,6 +223,13 @@ std::int64_t Connection::move_to_new_server() {
     // at once, which takes the new server. (One that parks idle takes it
     // when its bytes come.)
     Loop& loop = *Loop::current();
+    if (idle_deadline_ && socket_.drained() && in_.past_empty_lines(0) == in_.end) {
+        // Empty lines alone, come to a warm wait, start no request: dropped,
+        // and the connection parks idle under its deadline, as it would
+        // have parked (park_again); the new server takes its next bytes.
+        in_.pos = in_.end = 0;
+        return park_idle();
+    }
     if (!head_deadline_) head_deadline_ = loop.now() + options_.request_timeout_ms;
     const std::int64_t op = park_head();
     if (op == kPark) loop.restart_soon(socket_.fd());
@@ -284,7 +291,9 @@ std::int64_t Connection::run() {
             // would say EAGAIN: warm, after an answer, while the loop lets
             // it; else it parks, and the stack goes back until bytes come.
             ssize_t n = socket_.drained() ? -EAGAIN : socket_.receive_now(in_.bytes, kBufferSize);
-            if (n == -EAGAIN && idle_ == Idle::answered) n = receive_warm();
+            // Warm once per answer: empty lines alone (idle_deadline_ set)
+            // do not earn a connection another warm wait.
+            if (n == -EAGAIN && idle_ == Idle::answered && !idle_deadline_) n = receive_warm();
             if (n == -EAGAIN) return park_idle();
             if (n <= 0) return kClose;
             in_.end = static_cast<std::size_t>(n);

@@ -79,7 +79,8 @@ private:
     // sends its header at once.
     [[gnu::noinline]] bool take_proxy_header();
     // Waits warm (Loop::begin_warm) for the next request of a connection
-    // this coroutine answered, under keep_alive_timeout: its first bytes, 0
+    // this coroutine answered, under keep_alive_timeout (from now: it sets
+    // idle_deadline_), once per answer: its first bytes, 0
     // at end of stream, -EAGAIN when the loop cools the wait or has no room
     // for it (the connection parks), or -errno (-ETIMEDOUT past the
     // deadline).

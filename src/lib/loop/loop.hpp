@@ -276,10 +276,12 @@ public:
     // loop ends the wait with kCooled, and the connection parks as before.
     // So an idle connection still holds no stack, and a busy one (a load
     // balancer's, a page's assets) keeps its coroutine between requests.
-    // On epoll only: on a ring a parked connection's next bytes come with a
-    // receive, which a wait for readiness would trade for a poll and a
-    // recv (Loop::end_task).
-    static constexpr std::size_t kWarmLimit = 64;
+    // Not on a ring that moves bytes: there a parked connection's next bytes
+    // come with a receive, which a wait for readiness would trade for a poll
+    // and a recv (Loop::end_task). The limit keeps what warm waits hold
+    // resident to 32 stacks a loop (about 44 KiB each, touched by a
+    // connection's frame), which the stack pool then keeps warm.
+    static constexpr std::size_t kWarmLimit = 32;
     static constexpr std::uint64_t kWarmMs = 5;
     static constexpr std::int64_t kCooled = -EAGAIN;
     // Whether the running task may wait warm now; it is then on the list
