@@ -13,6 +13,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 using weft::Coroutine;
@@ -267,6 +268,39 @@ TEST_CASE("each coroutine has its own caught exceptions", "[coro]") {
     CHECK(a_saw == "from a");
     CHECK(b_saw == "from b");
     CHECK(std::uncaught_exceptions() == 0);
+}
+
+TEST_CASE("a coroutine resumed inside a catch block neither sees nor frees the resumer's exception",
+          "[coro]") {
+    // On a thread of its own: its first resume is also the first time the
+    // thread's exception state is looked up.
+    std::string inside, outside_before, outside_after;
+    std::thread([&] {
+        auto co = Coroutine::create([&] {
+            inside = std::current_exception() ? "sees one" : "sees none";
+            try {
+                throw std::runtime_error("inner");
+            } catch (const std::exception& e) {
+                weft::yield();
+                inside += std::string(", then ") + e.what();
+            }
+        });
+        try {
+            throw std::runtime_error("outer");
+        } catch (const std::exception& e) {
+            outside_before = e.what();
+            co->resume(); // suspends inside its own catch block
+            co->resume(); // leaves it: frees "inner" only
+            try {
+                throw; // the resumer's own exception, still there
+            } catch (const std::exception& again) {
+                outside_after = again.what();
+            }
+        }
+    }).join();
+    CHECK(inside == "sees none, then inner");
+    CHECK(outside_before == "outer");
+    CHECK(outside_after == "outer");
 }
 
 TEST_CASE("a coroutine destroyed while its destroyer unwinds is still unwound", "[coro]") {
