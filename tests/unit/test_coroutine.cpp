@@ -13,6 +13,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 using weft::Coroutine;
@@ -55,6 +56,104 @@ TEST_CASE("values pass both ways across a million resume/yield round trips", "[c
     for (std::int64_t i = 0; i < 1'000'000; ++i) wrong += co->resume(i) != i * 2 + 1;
     REQUIRE(wrong == 0);
     CHECK(co->state() == Coroutine::State::suspended);
+}
+
+namespace {
+
+// Puts garbage in every register a switch declares clobbered, as any code
+// on the other side of a switch may.
+void scramble_registers() {
+#if defined(__x86_64__)
+    asm volatile("movq $-1, %%rax\n\t"
+                 "movq %%rax, %%rbx\n\tmovq %%rax, %%rcx\n\tmovq %%rax, %%rdx\n\t"
+                 "movq %%rax, %%rsi\n\tmovq %%rax, %%rdi\n\tmovq %%rax, %%r8\n\t"
+                 "movq %%rax, %%r9\n\tmovq %%rax, %%r10\n\tmovq %%rax, %%r11\n\t"
+                 "movq %%rax, %%r12\n\tmovq %%rax, %%r13\n\tmovq %%rax, %%r14\n\t"
+                 "movq %%rax, %%r15\n\t"
+                 "pcmpeqd %%xmm0, %%xmm0\n\t"
+                 "movdqa %%xmm0, %%xmm1\n\tmovdqa %%xmm0, %%xmm2\n\tmovdqa %%xmm0, %%xmm3\n\t"
+                 "movdqa %%xmm0, %%xmm4\n\tmovdqa %%xmm0, %%xmm5\n\tmovdqa %%xmm0, %%xmm6\n\t"
+                 "movdqa %%xmm0, %%xmm7\n\tmovdqa %%xmm0, %%xmm8\n\tmovdqa %%xmm0, %%xmm9\n\t"
+                 "movdqa %%xmm0, %%xmm10\n\tmovdqa %%xmm0, %%xmm11\n\tmovdqa %%xmm0, %%xmm12\n\t"
+                 "movdqa %%xmm0, %%xmm13\n\tmovdqa %%xmm0, %%xmm14\n\tmovdqa %%xmm0, %%xmm15"
+                 :
+                 :
+                 : "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13",
+                   "r14", "r15", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+                   "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "memory");
+#else
+    asm volatile("mov x9, #-1\n\t"
+                 "mov x3, x9\n\tmov x4, x9\n\tmov x5, x9\n\tmov x6, x9\n\tmov x7, x9\n\t"
+                 "mov x8, x9\n\tmov x10, x9\n\tmov x11, x9\n\tmov x12, x9\n\tmov x13, x9\n\t"
+                 "mov x14, x9\n\tmov x15, x9\n\tmov x16, x9\n\tmov x17, x9\n\tmov x19, x9\n\t"
+                 "mov x20, x9\n\tmov x21, x9\n\tmov x22, x9\n\tmov x23, x9\n\tmov x24, x9\n\t"
+                 "mov x25, x9\n\tmov x26, x9\n\tmov x27, x9\n\tmov x28, x9\n\t"
+                 "movi v0.2d, #-1\n\tmovi v1.2d, #-1\n\tmovi v2.2d, #-1\n\tmovi v3.2d, #-1\n\t"
+                 "movi v4.2d, #-1\n\tmovi v5.2d, #-1\n\tmovi v6.2d, #-1\n\tmovi v7.2d, #-1\n\t"
+                 "movi v8.2d, #-1\n\tmovi v9.2d, #-1\n\tmovi v10.2d, #-1\n\tmovi v11.2d, #-1\n\t"
+                 "movi v12.2d, #-1\n\tmovi v13.2d, #-1\n\tmovi v14.2d, #-1\n\tmovi v15.2d, #-1\n\t"
+                 "movi v16.2d, #-1\n\tmovi v17.2d, #-1\n\tmovi v18.2d, #-1\n\tmovi v19.2d, #-1\n\t"
+                 "movi v20.2d, #-1\n\tmovi v21.2d, #-1\n\tmovi v22.2d, #-1\n\tmovi v23.2d, #-1\n\t"
+                 "movi v24.2d, #-1\n\tmovi v25.2d, #-1\n\tmovi v26.2d, #-1\n\tmovi v27.2d, #-1\n\t"
+                 "movi v28.2d, #-1\n\tmovi v29.2d, #-1\n\tmovi v30.2d, #-1\n\tmovi v31.2d, #-1"
+                 :
+                 :
+                 : "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14",
+                   "x15", "x16", "x17", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26",
+                   "x27", "x28", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10",
+                   "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21",
+                   "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "memory");
+#endif
+}
+
+} // namespace
+
+TEST_CASE("values the compiler keeps live across resume and yield survive them", "[coro]") {
+    // The switch is inline assembly: the compiler may keep a value in any
+    // register it was not told is clobbered. The other side scrambles them.
+    auto scrambler = Coroutine::create([](std::int64_t v) {
+        for (;;) {
+            scramble_registers();
+            v = weft::yield(v + 1);
+        }
+    });
+    std::int64_t seed = 3;
+    auto keeper = Coroutine::create([&](std::int64_t v) {
+        double d[12];
+        std::int64_t n[12];
+        for (int k = 0; k < 12; ++k) {
+            d[k] = static_cast<double>(v + k) + 0.5; // sums stay exact
+            n[k] = v * 7919 + k;
+        }
+        long double x = static_cast<long double>(v) + 0.25L;
+        for (int round = 0; round < 100; ++round) {
+            v = weft::yield(v);
+            for (int k = 0; k < 12; ++k) {
+                d[k] += 1.0;
+                n[k] += 1;
+            }
+            x += 1.0L;
+        }
+        std::int64_t wrong = 0;
+        for (int k = 0; k < 12; ++k) {
+            wrong += d[k] != static_cast<double>(seed + k) + 100.5;
+            wrong += n[k] != seed * 7919 + k + 100;
+        }
+        wrong += x != static_cast<long double>(seed) + 100.25L;
+        return wrong;
+    });
+    std::int64_t value = keeper->resume(seed);
+    int rounds = 0;
+    while (!keeper->finished()) {
+        // The scrambler runs between each yield of the keeper and its next
+        // resume, and scrambles this side too before returning here.
+        REQUIRE(scrambler->resume(value) == value + 1);
+        scramble_registers();
+        value = keeper->resume(value);
+        ++rounds;
+    }
+    CHECK(rounds == 100);
+    CHECK(value == 0); // no value the keeper kept came back changed
 }
 
 TEST_CASE("a body's return value is what the last resume returns", "[coro]") {
@@ -267,6 +366,39 @@ TEST_CASE("each coroutine has its own caught exceptions", "[coro]") {
     CHECK(a_saw == "from a");
     CHECK(b_saw == "from b");
     CHECK(std::uncaught_exceptions() == 0);
+}
+
+TEST_CASE("a coroutine resumed inside a catch block neither sees nor frees the resumer's exception",
+          "[coro]") {
+    // On a thread of its own: its first resume is also the first time the
+    // thread's exception state is looked up.
+    std::string inside, outside_before, outside_after;
+    std::thread([&] {
+        auto co = Coroutine::create([&] {
+            inside = std::current_exception() ? "sees one" : "sees none";
+            try {
+                throw std::runtime_error("inner");
+            } catch (const std::exception& e) {
+                weft::yield();
+                inside += std::string(", then ") + e.what();
+            }
+        });
+        try {
+            throw std::runtime_error("outer");
+        } catch (const std::exception& e) {
+            outside_before = e.what();
+            co->resume(); // suspends inside its own catch block
+            co->resume(); // leaves it: frees "inner" only
+            try {
+                throw; // the resumer's own exception, still there
+            } catch (const std::exception& again) {
+                outside_after = again.what();
+            }
+        }
+    }).join();
+    CHECK(inside == "sees none, then inner");
+    CHECK(outside_before == "outer");
+    CHECK(outside_after == "outer");
 }
 
 TEST_CASE("a coroutine destroyed while its destroyer unwinds is still unwound", "[coro]") {

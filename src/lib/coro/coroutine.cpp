@@ -50,11 +50,28 @@ void Coroutine::run_and_end(std::int64_t first) {
     destroy_body_(body_);
     defers_.run_all();
     state_ = State::finished;
+    assert(ExceptionState::of_thread().empty() && "a coroutine ends holding exceptions");
     // Nothing resumes a finished coroutine: this switch never returns, and the
     // null fake stack tells ASan this stack's frames are gone.
     start_switch(nullptr, caller_stack_bottom_, caller_stack_size_);
-    weft_context_switch(&sp_, caller_sp_, result_);
+    context_switch(context_, caller_, result_);
     __builtin_unreachable();
+}
+
+std::int64_t Coroutine::resume_setting_exceptions_aside(std::int64_t value) {
+    ExceptionState& thread = ExceptionState::of_thread();
+    const ExceptionState resumers = std::exchange(thread, ExceptionState{});
+    const std::int64_t result = switch_in(value);
+    thread = resumers;
+    return result;
+}
+
+std::int64_t Coroutine::yield_setting_exceptions_aside(std::int64_t value) {
+    ExceptionState& thread = ExceptionState::of_thread();
+    const ExceptionState own = std::exchange(thread, ExceptionState{});
+    const std::int64_t result = switch_out(value);
+    thread = own;
+    return result;
 }
 
 std::int64_t Coroutine::refuse_yield() {

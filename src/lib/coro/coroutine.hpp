@@ -46,29 +46,40 @@ class Coroutine;
 // The C++ runtime's per-thread exception state (the Itanium ABI's
 // __cxa_eh_globals: the caught-exception stack and the uncaught count),
 // which each coroutine must have for itself.
+//
+// Across every switch the thread's state is empty: a side that has some
+// (it switches inside a catch block, or while an exception unwinds its
+// stack) puts it aside on its own stack first and takes it back after. So a
+// coroutine suspended inside a catch block and another leaving its own never
+// free each other's exceptions, and the common switch only checks.
 struct ExceptionState {
     void* caught = nullptr;
     unsigned int uncaught = 0;
-    // Exchanges this with the thread's current state, field by field: a
-    // 16-byte copy read back right after 8- and 4-byte stores defeats store
-    // forwarding (measured: 17 ns a round trip against 10).
-    void swap_with_thread() {
-        ExceptionState& thread = thread_state();
-        std::swap(thread.caught, caught);
-        std::swap(thread.uncaught, uncaught);
-    }
+
+    bool empty() const { return (reinterpret_cast<std::uintptr_t>(caught) | uncaught) == 0; }
+
+    // The thread's state, for a look: a thread-local load. Before the runtime
+    // was first asked on this thread, a stand-in that is never empty, so
+    // the caller takes its slow path, which asks with of_thread().
+    static const ExceptionState& peek_thread() { return *thread_state_; }
+    // The thread's state: the runtime's own, at a fixed address per thread.
+    // Asking for it costs a call into libstdc++ and its __tls_get_addr (7 ns
+    // a round trip measured), so ask once per thread.
+    static ExceptionState& of_thread();
 
 private:
-    // The runtime's state lives at a fixed address per thread; asking for it
-    // costs a call into libstdc++ and its __tls_get_addr (7 ns a round trip
-    // measured), so ask once per thread.
-    static ExceptionState& thread_state() {
-        if (!thread_state_) [[unlikely]]
-            thread_state_ = reinterpret_cast<ExceptionState*>(abi::__cxa_get_globals());
-        return *thread_state_;
-    }
-    inline static thread_local ExceptionState* thread_state_ = nullptr;
+    static ExceptionState not_asked_yet_;
+    static thread_local ExceptionState* thread_state_;
 };
+
+inline ExceptionState ExceptionState::not_asked_yet_{nullptr, 1}; // never written
+inline thread_local ExceptionState* ExceptionState::thread_state_ = &not_asked_yet_;
+
+inline ExceptionState& ExceptionState::of_thread() {
+    if (thread_state_ == &not_asked_yet_) [[unlikely]]
+        thread_state_ = reinterpret_cast<ExceptionState*>(abi::__cxa_get_globals());
+    return *thread_state_;
+}
 
 struct CoroutineDeleter {
     void operator()(Coroutine* coroutine) const;
@@ -138,7 +149,11 @@ private:
     static std::int64_t invoke(void* body, std::int64_t first);
     static void entry(std::int64_t first, void* self);
     [[noreturn]] void run_and_end(std::int64_t first);
-    std::int64_t refuse_yield();
+    [[gnu::cold, gnu::noinline]] std::int64_t refuse_yield();
+    std::int64_t switch_in(std::int64_t value);
+    std::int64_t switch_out(std::int64_t value);
+    [[gnu::noinline]] std::int64_t resume_setting_exceptions_aside(std::int64_t value);
+    [[gnu::noinline]] std::int64_t yield_setting_exceptions_aside(std::int64_t value);
     void destroy();
     static Id next_id();
 
@@ -146,8 +161,8 @@ private:
     void start_switch(void** fake_stack, const void* bottom, std::size_t size);
     void finish_switch(void* fake_stack, const void** bottom, std::size_t* size);
 
-    void* sp_ = nullptr;        // this coroutine's context while it is not running
-    void* caller_sp_ = nullptr; // its resumer's context while it runs
+    Context context_; // this coroutine's while it is not running
+    Context caller_;  // its resumer's while it runs
     Stack stack_;
     StackPool* pool_;
     void* body_;
@@ -161,10 +176,6 @@ private:
     DeferList defers_;
     const void* caller_stack_bottom_ = nullptr; // the resumer's stack, for ASan
     std::size_t caller_stack_size_ = 0;
-    // While suspended: its own exception state; while running: its resumer's.
-    // Without it, a coroutine suspended inside a catch block and another
-    // ending its own would free each other's exceptions.
-    ExceptionState exceptions_;
 
     inline static thread_local Coroutine* current_ = nullptr;
 };
@@ -202,7 +213,7 @@ CoroutinePtr Coroutine::create(Body&& body, StackPool& pool) {
     }
     auto* self = new (self_at)
         Coroutine(pool, stack, stored, &invoke<B>, [](void* b) { static_cast<B*>(b)->~B(); });
-    self->sp_ = weft_context_make(body_at, &Coroutine::entry, self);
+    weft_context_make(&self->context_, body_at, &Coroutine::entry, self);
     return CoroutinePtr(self);
 }
 
@@ -229,30 +240,44 @@ std::int64_t Coroutine::invoke(void* body, std::int64_t first) {
 inline std::int64_t Coroutine::resume(std::int64_t value) {
     assert((state_ == State::created || state_ == State::suspended) &&
            "resume() of a coroutine that cannot run");
-    Coroutine* const resumer = current_;
-    current_ = this;
-    state_ = State::running;
-    void* fake_stack = nullptr;
-    exceptions_.swap_with_thread();
-    start_switch(&fake_stack, stack_.base, stack_.size);
-    const std::int64_t result = weft_context_switch(&caller_sp_, sp_, value);
-    finish_switch(fake_stack, nullptr, nullptr);
-    exceptions_.swap_with_thread();
-    current_ = resumer;
-    return result;
+    if (!ExceptionState::peek_thread().empty()) [[unlikely]]
+        return resume_setting_exceptions_aside(value);
+    return switch_in(value);
 }
 
 inline std::int64_t Coroutine::yield(std::int64_t value) {
     assert(current_ == this && "yield() of a coroutine that is not running");
     if (exit_ != Exit::none) [[unlikely]]
         return refuse_yield();
+    std::int64_t result;
+    if (ExceptionState::peek_thread().empty()) [[likely]] {
+        result = switch_out(value);
+    } else {
+        result = yield_setting_exceptions_aside(value);
+    }
+    if (exit_ != Exit::none) [[unlikely]]
+        return refuse_yield();
+    return result;
+}
+
+inline std::int64_t Coroutine::switch_in(std::int64_t value) {
+    Coroutine* const resumer = current_;
+    current_ = this;
+    state_ = State::running;
+    void* fake_stack = nullptr;
+    start_switch(&fake_stack, stack_.base, stack_.size);
+    const std::int64_t result = context_switch(caller_, context_, value);
+    finish_switch(fake_stack, nullptr, nullptr);
+    current_ = resumer;
+    return result;
+}
+
+inline std::int64_t Coroutine::switch_out(std::int64_t value) {
     state_ = State::suspended;
     void* fake_stack = nullptr;
     start_switch(&fake_stack, caller_stack_bottom_, caller_stack_size_);
-    const std::int64_t result = weft_context_switch(&sp_, caller_sp_, value);
+    const std::int64_t result = context_switch(context_, caller_, value);
     finish_switch(fake_stack, &caller_stack_bottom_, &caller_stack_size_);
-    if (exit_ != Exit::none) [[unlikely]]
-        return refuse_yield();
     return result;
 }
 

@@ -3,7 +3,7 @@
 
     .text
 
-/* int64_t weft_test_switch_checked(void **save, void *to, int64_t value, uint64_t seen[6])
+/* int64_t weft_test_switch_checked(Context *save, const Context *to, int64_t value, uint64_t seen[6])
  * Loads 0x0101..01 * (i + 1) into rbx rbp r12 r13 r14 r15, switches, and
  * stores what those registers hold when the switch returns into seen[]. */
     .globl  weft_test_switch_checked
@@ -40,7 +40,7 @@ weft_test_switch_checked:
     ret
     .size   weft_test_switch_checked, .-weft_test_switch_checked
 
-/* int64_t weft_test_switch_scrambled(void **save, void *to, int64_t value)
+/* int64_t weft_test_switch_scrambled(Context *save, const Context *to, int64_t value)
  * Switches with garbage in every callee-saved register. */
     .globl  weft_test_switch_scrambled
     .type   weft_test_switch_scrambled, @function
