@@ -79,6 +79,13 @@ void RecordWriter::begin_request(bool keep_conn) {
                           static_cast<char>(keep_conn ? kKeepConn : 0)};
     std::memcpy(out + kHeaderSize, body, sizeof body);
     size_ += kHeaderSize + 8;
+    // The PARAMS record opens now, so that the first pair too goes in by
+    // pair_room() (a record left empty is dropped).
+    if (capacity_ - size_ > kHeaderSize) {
+        record_ = size_;
+        size_ += kHeaderSize;
+        type_ = RecordType::params;
+    }
 }
 
 void encode_pair(std::string& out, std::string_view name, std::string_view value) {
@@ -90,6 +97,10 @@ void encode_pair(std::string& out, std::string_view name, std::string_view value
 }
 
 void RecordWriter::encoded_params(std::string_view pairs) {
+    if (char* out = params_room(pairs.size())) {
+        put_bytes(out, pairs);
+        return;
+    }
     if (error_ != 0) return;
     keep_together(pairs.size());
     append(pairs.data(), pairs.size());
@@ -171,8 +182,7 @@ void RecordWriter::stdin_bytes(std::string_view bytes) {
 std::span<char> RecordWriter::stdin_space(std::size_t want) {
     if (error_ != 0 || want == 0) return {};
     open(RecordType::stdin_);
-    const std::size_t room = content_room();
-    space_ = std::min(want, room);
+    space_ = content_room(want);
     return {buffer_ + size_, space_};
 }
 
@@ -255,9 +265,14 @@ void RecordWriter::end_stream(RecordType type) {
     size_ += kHeaderSize;
 }
 
-std::size_t RecordWriter::content_room() {
+std::size_t RecordWriter::content_room(std::size_t want) {
     if (error_ != 0) return 0;
-    if (owed_ != 0) return make_room(1) ? std::min(capacity_ - size_, owed_) : 0;
+    if (owed_ != 0) {
+        // The record's bytes taken here: what is asked for is what comes.
+        const std::size_t n = make_room(1) ? std::min({want, capacity_ - size_, owed_}) : 0;
+        owed_ -= n;
+        return n;
+    }
     if (record_ != SIZE_MAX && size_ - record_ - kHeaderSize == kMaxContent) close_record();
     if (record_ == SIZE_MAX || size_ == capacity_) {
         // A new record needs its header and at least a byte of content.
@@ -267,16 +282,15 @@ std::size_t RecordWriter::content_room() {
         size_ += kHeaderSize;
     }
     const std::size_t content = size_ - record_ - kHeaderSize;
-    return std::min(capacity_ - size_, kMaxContent - content);
+    return std::min({want, capacity_ - size_, kMaxContent - content});
 }
 
 void RecordWriter::append(const char* bytes, std::size_t size) {
     while (size > 0) {
-        const std::size_t n = std::min(size, content_room());
+        const std::size_t n = content_room(size);
         if (n == 0) return; // the flush failed
         std::memcpy(buffer_ + size_, bytes, n);
         size_ += n;
-        owed_ -= std::min(owed_, n);
         bytes += n;
         size -= n;
     }

@@ -163,19 +163,25 @@ private:
     void keep_together(std::size_t size);
     void close_record();
     void end_stream(RecordType type);
-    std::size_t content_room();
+    // Room for at most `want` content bytes, which the caller then writes.
+    std::size_t content_room(std::size_t want);
     void append(const char* bytes, std::size_t size);
     // Where a whole pair's name and value go, its lengths written, when the
     // open PARAMS record has room for all of it; else nullptr.
     [[gnu::always_inline]] char* pair_room(std::size_t name_size, std::size_t value_size) {
-        const std::size_t pair =
-            length_size(name_size) + length_size(value_size) + name_size + value_size;
+        char* out =
+            params_room(length_size(name_size) + length_size(value_size) + name_size + value_size);
+        return out ? put_length(put_length(out, name_size), value_size) : nullptr;
+    }
+    // Where `size` bytes of whole pairs go when the open PARAMS record has
+    // room for them all (taken); else nullptr.
+    [[gnu::always_inline]] char* params_room(std::size_t size) {
         if (error_ != 0 || type_ != RecordType::params || record_ == SIZE_MAX ||
-            capacity_ - size_ < pair || size_ - record_ - kHeaderSize + pair > kMaxContent)
+            capacity_ - size_ < size || size_ - record_ - kHeaderSize + size > kMaxContent)
             return nullptr;
         char* out = buffer_ + size_;
-        size_ += pair;
-        return put_length(put_length(out, name_size), value_size);
+        size_ += size;
+        return out;
     }
     // A pair where it may be cut over records and flushes.
     void param_in_pieces(std::string_view name, std::string_view value);
