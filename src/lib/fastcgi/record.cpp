@@ -54,11 +54,14 @@ void encode_header(char* out, RecordType type, std::uint16_t request_id,
 //
 // The open record, if any, is the last one in the buffer: its header sits at
 // record_ with a content length filled in only by close_record(), which
-// runs before every flush. So a stream's bytes (a pair, a body) fill the
-// buffer to the last byte, and a record is cut where the buffer or the
-// 65535-byte content limit ends, in the middle of a pair if need be. A
-// record left with no content is dropped rather than sent, since an empty
-// PARAMS or STDIN record would end its stream.
+// runs before every flush. So a body's bytes fill the buffer to the last
+// byte, and a STDIN record is cut where the buffer or the 65535-byte content
+// limit ends. A pair is never cut (record.hpp): one that does not fit the
+// open record starts a record of its own, its header written at once with
+// the pair's length (owed_), which goes on through flushes and needs no
+// closing; it fills the buffer to the last byte too. A record left with no
+// content is dropped rather than sent, since an empty PARAMS or STDIN record
+// would end its stream.
 
 RecordWriter::RecordWriter(char* buffer, std::size_t capacity, Flush flush, void* context,
                            std::uint16_t request_id)
@@ -76,6 +79,13 @@ void RecordWriter::begin_request(bool keep_conn) {
                           static_cast<char>(keep_conn ? kKeepConn : 0)};
     std::memcpy(out + kHeaderSize, body, sizeof body);
     size_ += kHeaderSize + 8;
+    // The PARAMS record opens now, so that the first pair too goes in by
+    // pair_room() (a record left empty is dropped).
+    if (capacity_ - size_ > kHeaderSize) {
+        record_ = size_;
+        size_ += kHeaderSize;
+        type_ = RecordType::params;
+    }
 }
 
 void encode_pair(std::string& out, std::string_view name, std::string_view value) {
@@ -87,14 +97,19 @@ void encode_pair(std::string& out, std::string_view name, std::string_view value
 }
 
 void RecordWriter::encoded_params(std::string_view pairs) {
+    if (char* out = params_room(pairs.size())) {
+        put_bytes(out, pairs);
+        return;
+    }
     if (error_ != 0) return;
-    open(RecordType::params);
+    keep_together(pairs.size());
     append(pairs.data(), pairs.size());
 }
 
 void RecordWriter::param_in_pieces(std::string_view name, std::string_view value) {
     if (error_ != 0 || name.size() >= kMaxPairLength || value.size() >= kMaxPairLength) return;
-    open(RecordType::params);
+    keep_together(length_size(name.size()) + length_size(value.size()) + name.size() +
+                  value.size());
     append_length(name.size());
     append_length(value.size());
     append(name.data(), name.size());
@@ -110,7 +125,7 @@ void RecordWriter::param(std::string_view name, std::span<const std::string_view
         return;
     }
     if (error_ != 0 || name.size() >= kMaxPairLength || value_size >= kMaxPairLength) return;
-    open(RecordType::params);
+    keep_together(length_size(name.size()) + length_size(value_size) + name.size() + value_size);
     append_length(name.size());
     append_length(value_size);
     append(name.data(), name.size());
@@ -137,7 +152,7 @@ void RecordWriter::header_param(std::string_view field_name,
     }
     if (error_ != 0 || name_size >= kMaxPairLength || value_size >= kMaxPairLength) return;
 
-    open(RecordType::params);
+    keep_together(length_size(name_size) + length_size(value_size) + name_size + value_size);
     append_length(name_size);
     append_length(value_size);
     append(prefix.data(), prefix.size());
@@ -167,8 +182,7 @@ void RecordWriter::stdin_bytes(std::string_view bytes) {
 std::span<char> RecordWriter::stdin_space(std::size_t want) {
     if (error_ != 0 || want == 0) return {};
     open(RecordType::stdin_);
-    const std::size_t room = content_room();
-    space_ = std::min(want, room);
+    space_ = content_room(want);
     return {buffer_ + size_, space_};
 }
 
@@ -214,6 +228,25 @@ void RecordWriter::open(RecordType type) {
     type_ = type;
 }
 
+void RecordWriter::keep_together(std::size_t size) {
+    open(RecordType::params);
+    // None (an empty header would end the stream), or more than a record
+    // holds: cut where records end, nothing better exists.
+    if (size == 0 || size > kMaxContent) return;
+    if (record_ != SIZE_MAX && capacity_ - size_ >= size &&
+        size_ - record_ - kHeaderSize + size <= kMaxContent)
+        return; // the open record takes them
+    close_record();
+    if (capacity_ - size_ >= kHeaderSize + size) return; // a new record here takes them
+    // A record of their own, its header first (at least a byte of content
+    // behind it, as content_room() leaves room for).
+    if (!make_room(kHeaderSize + 1)) return;
+    encode_header(buffer_ + size_, RecordType::params, request_id_,
+                  static_cast<std::uint16_t>(size), 0);
+    size_ += kHeaderSize;
+    owed_ = size;
+}
+
 void RecordWriter::close_record() {
     if (record_ == SIZE_MAX) return;
     const std::size_t content = size_ - record_ - kHeaderSize;
@@ -232,8 +265,14 @@ void RecordWriter::end_stream(RecordType type) {
     size_ += kHeaderSize;
 }
 
-std::size_t RecordWriter::content_room() {
+std::size_t RecordWriter::content_room(std::size_t want) {
     if (error_ != 0) return 0;
+    if (owed_ != 0) {
+        // The record's bytes taken here: what is asked for is what comes.
+        const std::size_t n = make_room(1) ? std::min({want, capacity_ - size_, owed_}) : 0;
+        owed_ -= n;
+        return n;
+    }
     if (record_ != SIZE_MAX && size_ - record_ - kHeaderSize == kMaxContent) close_record();
     if (record_ == SIZE_MAX || size_ == capacity_) {
         // A new record needs its header and at least a byte of content.
@@ -243,12 +282,12 @@ std::size_t RecordWriter::content_room() {
         size_ += kHeaderSize;
     }
     const std::size_t content = size_ - record_ - kHeaderSize;
-    return std::min(capacity_ - size_, kMaxContent - content);
+    return std::min({want, capacity_ - size_, kMaxContent - content});
 }
 
 void RecordWriter::append(const char* bytes, std::size_t size) {
     while (size > 0) {
-        const std::size_t n = std::min(size, content_room());
+        const std::size_t n = content_room(size);
         if (n == 0) return; // the flush failed
         std::memcpy(buffer_ + size_, bytes, n);
         size_ += n;

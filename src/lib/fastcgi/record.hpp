@@ -10,9 +10,15 @@
 // buffers to a flush callback (which writes them to the backend and may wait
 // there), so a request of any size goes out through a fixed buffer:
 // BEGIN_REQUEST, the PARAMS stream (name-value pairs with 1- or 4-byte
-// lengths, a pair split over records when it does not fit one), the empty
-// PARAMS record, STDIN bytes, the empty STDIN record. A GET is one buffer
-// and one write. Records go out unpadded.
+// lengths), the empty PARAMS record, STDIN bytes, the empty STDIN record. A
+// GET is one buffer and one write. Records go out unpadded.
+//
+// Each PARAMS record holds whole pairs: PHP-FPM parses every record alone and
+// drops the connection on a pair cut over two (the spec calls PARAMS a
+// stream; PHP-FPM's fastcgi.c does not). A pair that does not fit what is
+// left of the buffer goes in a record of its own whose header goes first,
+// its length known, and its bytes through as many flushes as they take. Only
+// a pair longer than a record (65535 bytes) is cut over records.
 //
 // Reading: RecordReader takes the bytes as they arrive, in pieces of any
 // size, and hands back STDOUT and STDERR content as it comes (a record need
@@ -152,21 +158,30 @@ public:
 
 private:
     void open(RecordType type);
+    // Makes the next `size` bytes appended, whole pairs, go in one PARAMS
+    // record (unless no record holds so many).
+    void keep_together(std::size_t size);
     void close_record();
     void end_stream(RecordType type);
-    std::size_t content_room();
+    // Room for at most `want` content bytes, which the caller then writes.
+    std::size_t content_room(std::size_t want);
     void append(const char* bytes, std::size_t size);
     // Where a whole pair's name and value go, its lengths written, when the
     // open PARAMS record has room for all of it; else nullptr.
     [[gnu::always_inline]] char* pair_room(std::size_t name_size, std::size_t value_size) {
-        const std::size_t pair =
-            length_size(name_size) + length_size(value_size) + name_size + value_size;
+        char* out =
+            params_room(length_size(name_size) + length_size(value_size) + name_size + value_size);
+        return out ? put_length(put_length(out, name_size), value_size) : nullptr;
+    }
+    // Where `size` bytes of whole pairs go when the open PARAMS record has
+    // room for them all (taken); else nullptr.
+    [[gnu::always_inline]] char* params_room(std::size_t size) {
         if (error_ != 0 || type_ != RecordType::params || record_ == SIZE_MAX ||
-            capacity_ - size_ < pair || size_ - record_ - kHeaderSize + pair > kMaxContent)
+            capacity_ - size_ < size || size_ - record_ - kHeaderSize + size > kMaxContent)
             return nullptr;
         char* out = buffer_ + size_;
-        size_ += pair;
-        return put_length(put_length(out, name_size), value_size);
+        size_ += size;
+        return out;
     }
     // A pair where it may be cut over records and flushes.
     void param_in_pieces(std::string_view name, std::string_view value);
@@ -182,6 +197,8 @@ private:
     std::size_t record_ = SIZE_MAX; // where the open record's header is, if any
     RecordType type_ = RecordType::params;
     std::size_t space_ = 0; // what the last stdin_space() gave
+    // Content a record whose header went ahead (keep_together) still takes.
+    std::size_t owed_ = 0;
     int error_ = 0;
 };
 
