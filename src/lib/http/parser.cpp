@@ -2,6 +2,7 @@
 
 #include "http/byte_scan.hpp"
 #include "util/ascii.hpp"
+#include "util/words.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -77,16 +78,8 @@ constexpr ascii::ByteSet kHost = ascii::ByteSet::alphanumeric_and("-._~!$&'()*+,
 
 // --- Words -------------------------------------------------------------------
 
-std::uint64_t load64(const char* p) {
-    std::uint64_t word;
-    std::memcpy(&word, p, sizeof word);
-    return word;
-}
-std::uint32_t load32(const char* p) {
-    std::uint32_t word;
-    std::memcpy(&word, p, sizeof word);
-    return word;
-}
+using words::load32;
+using words::load64;
 
 // `text` equals `lower` (lower-case letters, digits and '-') ignoring ASCII
 // case, a word at a time. `text` is (part of) a field name or value, so holds

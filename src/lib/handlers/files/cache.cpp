@@ -1,5 +1,7 @@
 #include "handlers/files/cache.hpp"
 
+#include "util/words.hpp"
+
 #include <cstring>
 
 namespace weft::handlers {
@@ -7,23 +9,9 @@ namespace {
 
 constexpr std::size_t kInitialSlots = 64;
 
-std::uint64_t load64(const char* p) {
-    std::uint64_t word;
-    std::memcpy(&word, p, sizeof word);
-    return word;
-}
-
-std::uint32_t load32(const char* p) {
-    std::uint32_t word;
-    std::memcpy(&word, p, sizeof word);
-    return word;
-}
-
-std::uint16_t load16(const char* p) {
-    std::uint16_t half;
-    std::memcpy(&half, p, sizeof half);
-    return half;
-}
+using words::load16;
+using words::load32;
+using words::load64;
 
 // 1 to 7 bytes as one number, from two loads that overlap: every byte is in
 // it, so two runs of the same length are equal exactly when their numbers
