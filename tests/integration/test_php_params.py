@@ -123,6 +123,29 @@ class Params(SiteTestCase):
         for i in range(80):
             self.assertEqual(s[f"HTTP_X_EXTRA_{i}"], f"value number {i}")
 
+    def test_heads_up_to_max_head_reach_php_whole(self):
+        # A field so long that its pair runs past the first 16 KiB of
+        # records, at every size up to max_head (16384 bytes, the blank line
+        # included): PHP-FPM parses each PARAMS record alone, so a pair cut
+        # over two cost the request a 502. One byte more is weft's own 431.
+        max_head = 16384
+        for field in ("Cookie", "X"):
+            c = self.connect()
+            for size in list(range(max_head - 560, max_head + 1)) + [max_head + 1]:
+                start = f"GET /info.php?n={size} HTTP/1.1\r\nHost: a\r\n{field}:"
+                value = "k=" + "v" * (size - len(start) - len("\r\n\r\n") - 2)
+                head = f"{start}{value}\r\n\r\n"
+                self.assertEqual(len(head), size)
+                c.send(head)
+                r = c.response()
+                if size > max_head:
+                    self.assertEqual(r.status, 431, f"{field}, a head of {size} bytes")
+                    continue
+                self.assertEqual(r.status, 200, f"{field}, a head of {size} bytes: {r}")
+                s = json.loads(r.body)["server"]
+                self.assertEqual(s[f"HTTP_{field.upper()}"], value, f"{field}, {size} bytes")
+                self.assertEqual(s["REQUEST_URI"], f"/info.php?n={size}")
+
     def test_a_front_controller_gets_paths_that_do_not_exist(self):
         v = self.php_vars("/some/route?x=1", host="front.test")
         s = v["server"]

@@ -265,6 +265,41 @@ std::string refused(std::string_view stream) {
     return read_every_way(stream).error;
 }
 
+// Whether every PARAMS record holds whole pairs, parsed alone as PHP-FPM
+// parses each (its fastcgi.c drops the connection on a pair cut over two).
+bool whole_pairs_in_each_record(std::string_view bytes) {
+    while (bytes.size() >= 8) {
+        const auto type = static_cast<RecordType>(bytes[1]);
+        const std::size_t length = static_cast<std::size_t>(static_cast<unsigned char>(bytes[4]))
+                                       << 8 |
+                                   static_cast<unsigned char>(bytes[5]);
+        std::string_view pairs = bytes.substr(8, length);
+        bytes.remove_prefix(
+            std::min(bytes.size(), 8 + length + static_cast<unsigned char>(bytes[6])));
+        while (type == RecordType::params && !pairs.empty()) {
+            std::size_t lengths[2];
+            for (std::size_t& n : lengths) {
+                if (pairs.empty()) return false;
+                const auto first = static_cast<unsigned char>(pairs[0]);
+                if (first < 128) {
+                    n = first;
+                    pairs.remove_prefix(1);
+                    continue;
+                }
+                if (pairs.size() < 4) return false;
+                n = (std::size_t{first} & 0x7f) << 24 |
+                    std::size_t{static_cast<unsigned char>(pairs[1])} << 16 |
+                    std::size_t{static_cast<unsigned char>(pairs[2])} << 8 |
+                    std::size_t{static_cast<unsigned char>(pairs[3])};
+                pairs.remove_prefix(4);
+            }
+            if (pairs.size() < lengths[0] + lengths[1]) return false;
+            pairs.remove_prefix(lengths[0] + lengths[1]);
+        }
+    }
+    return bytes.empty();
+}
+
 } // namespace
 
 // --- RecordWriter ---------------------------------------------------------------
@@ -342,28 +377,123 @@ TEST_CASE("a pair longer than a record goes on in the next record") {
     CHECK(w.sink.all() == expected);
 }
 
-TEST_CASE("a tiny buffer: records cut where the buffer ends, flushed only when full") {
+TEST_CASE("a tiny buffer: a pair goes on through flushes in a record of its own, never cut") {
     Writer w(64);
     const std::string value(100, 'b');
     w.writer.begin_request(true);
     w.writer.param("A", value);
-    CHECK(w.sink.calls == 2);
+    CHECK(w.sink.calls == 1);
     w.writer.end_params();
     CHECK(w.sink.calls == 2);
     REQUIRE(w.writer.flush() == 0);
     REQUIRE(w.sink.flushes.size() == 3);
 
-    // The pair is 103 bytes: 40 fill the first buffer behind BEGIN_REQUEST,
-    // 56 the second, 7 go with the end of the stream.
+    // The pair is 103 bytes, one record: its header and 40 bytes fill the
+    // first buffer behind BEGIN_REQUEST, the other 63 the second; the end of
+    // the stream finds no room behind them.
     const std::string pair = "\x01\x64"
                              "A" +
                              value;
     CHECK(w.sink.flushes[0] == "\x01\x01\x00\x01\x00\x08\x00\x00"
                                "\x00\x01\x01\x00\x00\x00\x00\x00"s +
-                                   header(RecordType::params, 40) + pair.substr(0, 40));
-    CHECK(w.sink.flushes[1] == header(RecordType::params, 56) + pair.substr(40, 56));
-    CHECK(w.sink.flushes[2] ==
-          header(RecordType::params, 7) + pair.substr(96) + header(RecordType::params, 0));
+                                   header(RecordType::params, 103) + pair.substr(0, 40));
+    CHECK(w.sink.flushes[1] == pair.substr(40));
+    CHECK(w.sink.flushes[2] == header(RecordType::params, 0));
+}
+
+TEST_CASE("a pair that does not fit the open record starts one of its own") {
+    Writer w(64);
+    w.writer.param("A", "1");                  // 4 bytes in an open record
+    w.writer.param("B", "22222222");           // 11: fits behind it
+    w.writer.param("C", std::string(60, 'c')); // 63: not in the 41 left, nor a new record there
+    w.writer.param("D", "4");                  // 4: a new record in the room left
+    w.writer.end_params();
+    REQUIRE(w.writer.flush() == 0);
+    const std::string all = w.sink.all();
+    CHECK(all == header(RecordType::params, 15) +
+                     "\x01\x01"
+                     "A1"
+                     "\x01\x08"
+                     "B22222222" +
+                     header(RecordType::params, 63) +
+                     "\x01\x3c"
+                     "C" +
+                     std::string(60, 'c') + header(RecordType::params, 4) +
+                     "\x01\x01"
+                     "D4" +
+                     header(RecordType::params, 0));
+    CHECK(whole_pairs_in_each_record(all));
+    // Flushed when full: the first buffer to its last byte.
+    REQUIRE(w.sink.flushes.size() == 2);
+    CHECK(w.sink.flushes[0].size() == 64);
+}
+
+TEST_CASE("a pair of exactly a record's content is one record; one byte more is cut") {
+    for (std::size_t capacity : {64, 16384, 70000}) {
+        INFO("capacity " << capacity);
+        Writer fits(capacity);
+        fits.writer.param("A", "1");
+        // 1 + 4 length bytes, 4 of the name: 65535 in all.
+        const std::string value(kMaxContent - 9, 'x');
+        fits.writer.param("NAME", value);
+        fits.writer.param("B", "2");
+        fits.writer.end_params();
+        REQUIRE(fits.writer.flush() == 0);
+        CHECK(fits.sink.all() == header(RecordType::params, 4) +
+                                     "\x01\x01"
+                                     "A1" +
+                                     header(RecordType::params, 65535) +
+                                     "\x04\x80\x00\xff\xf6"
+                                     "NAME"s +
+                                     value + header(RecordType::params, 4) +
+                                     "\x01\x01"
+                                     "B2" +
+                                     header(RecordType::params, 0));
+
+        Writer over(capacity);
+        over.writer.begin_request(false);
+        over.writer.param("NAME", value + "y");
+        over.writer.end_params();
+        REQUIRE(over.writer.flush() == 0);
+        const Decoded d = decode(over.sink.all());
+        REQUIRE(d.params.size() == 1);
+        CHECK(d.params[0].second == value + "y");
+        CHECK_FALSE(whole_pairs_in_each_record(over.sink.all()));
+    }
+}
+
+TEST_CASE("a head just under max_head: every PARAMS record holds whole pairs") {
+    // As a request through a backend's 16 KiB buffer: params before, one
+    // field as long as max_head allows, params after (a handler's own,
+    // encoded beforehand), at every offset around the buffer's end.
+    std::string extra;
+    encode_pair(extra, "APP_ENV", "testing");
+    encode_pair(extra, "APP_NAME", std::string(200, 'a'));
+    for (std::size_t value_size : {15800, 16300, 16350, 16364, 16376}) {
+        for (std::size_t filler = 0; filler < 600; filler += 7) {
+            INFO("value " << value_size << ", filler " << filler);
+            Writer w(16 * 1024);
+            w.writer.begin_request(true);
+            w.writer.param("SCRIPT_FILENAME", std::string(filler, 'f'));
+            const std::string cookie(value_size, 'k');
+            const std::string_view values[] = {cookie};
+            w.writer.header_param("Cookie", values, "; ");
+            w.writer.param("REQUEST_METHOD", "GET");
+            w.writer.encoded_params(extra);
+            w.writer.end_params();
+            w.writer.end_stdin();
+            REQUIRE(w.writer.flush() == 0);
+            const std::string all = w.sink.all();
+            CHECK(whole_pairs_in_each_record(all));
+            const Decoded d = decode(all);
+            REQUIRE(d.params.size() == 5);
+            CHECK(d.params[1] == std::pair<std::string, std::string>("HTTP_COOKIE", cookie));
+            CHECK(d.params[4].first == "APP_NAME");
+            CHECK(d.stdin_ended);
+            for (std::size_t i = 0; i + 1 < w.sink.flushes.size(); ++i)
+                CHECK(w.sink.flushes[i].size() + 9 > 16 * 1024);
+        }
+    }
 }
 
 TEST_CASE("a request of any size goes through any buffer and decodes back") {
@@ -538,7 +668,7 @@ TEST_CASE("the first flush error sticks: nothing more is written or flushed") {
     Writer w(64);
     w.sink.fail_at = 2;
     w.writer.begin_request(true);
-    w.writer.param("A", std::string(100, 'b')); // the second buffer fails
+    w.writer.param("A", std::string(150, 'b')); // the second buffer fails
     CHECK(w.sink.calls == 2);
     CHECK(w.writer.error() == -EPIPE);
     w.writer.param("C", std::string(200, 'd'));

@@ -6,11 +6,15 @@
 
 namespace weft::fastcgi {
 
+bool ClientWatch::gone(int fd) const {
+    return io::peer_state(fd) == io::PeerState::closed && !(pipelined_ && pipelined_(context_));
+}
+
 int ClientWatch::await(Event& event, std::uint32_t timeout_ms) {
     Loop& loop = *Loop::current();
     const int fd = client_.fd();
     // A hang-up the loop saw before this watch began raises no new edge.
-    if (watching_ && (loop.table()[fd].ready & (kPeerClosed | kHungUp)) && io::peer_closed(fd))
+    if (watching_ && (loop.table()[fd].ready & (kPeerClosed | kHungUp)) && gone(fd))
         return -ECONNABORTED;
     const std::uint64_t deadline = loop.now() + timeout_ms;
     for (;;) {
@@ -27,7 +31,7 @@ int ClientWatch::await(Event& event, std::uint32_t timeout_ms) {
             // Its side is shut: gone, unless a next request came before
             // the end (pipelined, then a half-close): only a failed write
             // tells from then on.
-            if (io::peer_state(fd) == io::PeerState::closed) return -ECONNABORTED;
+            if (gone(fd)) return -ECONNABORTED;
             watching_ = false;
             continue;
         }

@@ -6,8 +6,10 @@
 // The watch is for the client's end of stream and errors, not its bytes: its
 // next request (pipelining) does not wake it. A client whose side is shut is
 // not always gone either: it may have sent a next request before the end. A
-// peek tells; for such a one the watch stops, and only a failed write to it
-// tells from then on.
+// peek tells when that request is still in the socket; when the connection
+// read it already (or this request came so, behind an earlier one), only the
+// connection knows: `pipelined` asks it. For such a client the watch stops,
+// and only a failed write to it tells from then on.
 
 #include "event/event.hpp"
 #include "event/poll_event.hpp"
@@ -18,14 +20,25 @@ namespace weft::fastcgi {
 
 class ClientWatch {
 public:
-    explicit ClientWatch(PollProxy& client) : client_(client) {}
+    // Whether the client sent its request in a pipeline, the connection's
+    // buffer included (http::Exchange::in_pipeline).
+    using Pipelined = bool (*)(const void* context);
+
+    explicit ClientWatch(PollProxy& client, Pipelined pipelined = nullptr,
+                         const void* context = nullptr)
+        : client_(client), pipelined_(pipelined), context_(context) {}
 
     // Waits for `event`, at most `timeout_ms` in all: 0 when it fired, or
     // -ECONNABORTED (the client hung up), -ETIMEDOUT, -ECANCELED.
     int await(Event& event, std::uint32_t timeout_ms);
 
 private:
+    // Its side is shut and nothing it sent before the end waits.
+    bool gone(int fd) const;
+
     PollProxy& client_;
+    Pipelined pipelined_;
+    const void* context_;
     bool watching_ = true;
 };
 

@@ -54,11 +54,14 @@ void encode_header(char* out, RecordType type, std::uint16_t request_id,
 //
 // The open record, if any, is the last one in the buffer: its header sits at
 // record_ with a content length filled in only by close_record(), which
-// runs before every flush. So a stream's bytes (a pair, a body) fill the
-// buffer to the last byte, and a record is cut where the buffer or the
-// 65535-byte content limit ends, in the middle of a pair if need be. A
-// record left with no content is dropped rather than sent, since an empty
-// PARAMS or STDIN record would end its stream.
+// runs before every flush. So a body's bytes fill the buffer to the last
+// byte, and a STDIN record is cut where the buffer or the 65535-byte content
+// limit ends. A pair is never cut (record.hpp): one that does not fit the
+// open record starts a record of its own, its header written at once with
+// the pair's length (owed_), which goes on through flushes and needs no
+// closing; it fills the buffer to the last byte too. A record left with no
+// content is dropped rather than sent, since an empty PARAMS or STDIN record
+// would end its stream.
 
 RecordWriter::RecordWriter(char* buffer, std::size_t capacity, Flush flush, void* context,
                            std::uint16_t request_id)
@@ -88,13 +91,14 @@ void encode_pair(std::string& out, std::string_view name, std::string_view value
 
 void RecordWriter::encoded_params(std::string_view pairs) {
     if (error_ != 0) return;
-    open(RecordType::params);
+    keep_together(pairs.size());
     append(pairs.data(), pairs.size());
 }
 
 void RecordWriter::param_in_pieces(std::string_view name, std::string_view value) {
     if (error_ != 0 || name.size() >= kMaxPairLength || value.size() >= kMaxPairLength) return;
-    open(RecordType::params);
+    keep_together(length_size(name.size()) + length_size(value.size()) + name.size() +
+                  value.size());
     append_length(name.size());
     append_length(value.size());
     append(name.data(), name.size());
@@ -110,7 +114,7 @@ void RecordWriter::param(std::string_view name, std::span<const std::string_view
         return;
     }
     if (error_ != 0 || name.size() >= kMaxPairLength || value_size >= kMaxPairLength) return;
-    open(RecordType::params);
+    keep_together(length_size(name.size()) + length_size(value_size) + name.size() + value_size);
     append_length(name.size());
     append_length(value_size);
     append(name.data(), name.size());
@@ -137,7 +141,7 @@ void RecordWriter::header_param(std::string_view field_name,
     }
     if (error_ != 0 || name_size >= kMaxPairLength || value_size >= kMaxPairLength) return;
 
-    open(RecordType::params);
+    keep_together(length_size(name_size) + length_size(value_size) + name_size + value_size);
     append_length(name_size);
     append_length(value_size);
     append(prefix.data(), prefix.size());
@@ -214,6 +218,25 @@ void RecordWriter::open(RecordType type) {
     type_ = type;
 }
 
+void RecordWriter::keep_together(std::size_t size) {
+    open(RecordType::params);
+    // None (an empty header would end the stream), or more than a record
+    // holds: cut where records end, nothing better exists.
+    if (size == 0 || size > kMaxContent) return;
+    if (record_ != SIZE_MAX && capacity_ - size_ >= size &&
+        size_ - record_ - kHeaderSize + size <= kMaxContent)
+        return; // the open record takes them
+    close_record();
+    if (capacity_ - size_ >= kHeaderSize + size) return; // a new record here takes them
+    // A record of their own, its header first (at least a byte of content
+    // behind it, as content_room() leaves room for).
+    if (!make_room(kHeaderSize + 1)) return;
+    encode_header(buffer_ + size_, RecordType::params, request_id_,
+                  static_cast<std::uint16_t>(size), 0);
+    size_ += kHeaderSize;
+    owed_ = size;
+}
+
 void RecordWriter::close_record() {
     if (record_ == SIZE_MAX) return;
     const std::size_t content = size_ - record_ - kHeaderSize;
@@ -234,6 +257,7 @@ void RecordWriter::end_stream(RecordType type) {
 
 std::size_t RecordWriter::content_room() {
     if (error_ != 0) return 0;
+    if (owed_ != 0) return make_room(1) ? std::min(capacity_ - size_, owed_) : 0;
     if (record_ != SIZE_MAX && size_ - record_ - kHeaderSize == kMaxContent) close_record();
     if (record_ == SIZE_MAX || size_ == capacity_) {
         // A new record needs its header and at least a byte of content.
@@ -252,6 +276,7 @@ void RecordWriter::append(const char* bytes, std::size_t size) {
         if (n == 0) return; // the flush failed
         std::memcpy(buffer_ + size_, bytes, n);
         size_ += n;
+        owed_ -= std::min(owed_, n);
         bytes += n;
         size -= n;
     }

@@ -10,9 +10,15 @@
 // buffers to a flush callback (which writes them to the backend and may wait
 // there), so a request of any size goes out through a fixed buffer:
 // BEGIN_REQUEST, the PARAMS stream (name-value pairs with 1- or 4-byte
-// lengths, a pair split over records when it does not fit one), the empty
-// PARAMS record, STDIN bytes, the empty STDIN record. A GET is one buffer
-// and one write. Records go out unpadded.
+// lengths), the empty PARAMS record, STDIN bytes, the empty STDIN record. A
+// GET is one buffer and one write. Records go out unpadded.
+//
+// Each PARAMS record holds whole pairs: PHP-FPM parses every record alone and
+// drops the connection on a pair cut over two (the spec calls PARAMS a
+// stream; PHP-FPM's fastcgi.c does not). A pair that does not fit what is
+// left of the buffer goes in a record of its own whose header goes first,
+// its length known, and its bytes through as many flushes as they take. Only
+// a pair longer than a record (65535 bytes) is cut over records.
 //
 // Reading: RecordReader takes the bytes as they arrive, in pieces of any
 // size, and hands back STDOUT and STDERR content as it comes (a record need
@@ -152,6 +158,9 @@ public:
 
 private:
     void open(RecordType type);
+    // Makes the next `size` bytes appended, whole pairs, go in one PARAMS
+    // record (unless no record holds so many).
+    void keep_together(std::size_t size);
     void close_record();
     void end_stream(RecordType type);
     std::size_t content_room();
@@ -182,6 +191,8 @@ private:
     std::size_t record_ = SIZE_MAX; // where the open record's header is, if any
     RecordType type_ = RecordType::params;
     std::size_t space_ = 0; // what the last stdin_space() gave
+    // Content a record whose header went ahead (keep_together) still takes.
+    std::size_t owed_ = 0;
     int error_ = 0;
 };
 

@@ -74,6 +74,17 @@ public:
     bool awaits_continue() const {
         return !done_ && request_->expect_continue && !continue_sent_ && in_.pos == in_.end;
     }
+    // Whether bytes of a next request wait in the buffer behind this one's
+    // (behind its body, when its length says where that ends): the client
+    // sent it before anything now in the socket, its end of stream included.
+    bool next_request_buffered() const {
+        std::size_t next = in_.pos;
+        if (!done_) {
+            if (request_->chunked || in_.end - in_.pos <= left_) return false;
+            next += static_cast<std::size_t>(left_);
+        }
+        return in_.past_empty_lines(next) < in_.end;
+    }
     // Bytes received past the request, now the caller's (a protocol switch):
     // nothing else will read them. From where the request ended: the empty
     // lines ended() stepped over are no request, but they are bytes of the

@@ -269,6 +269,9 @@ bool Connection::take_proxy_header() {
 std::int64_t Connection::run() {
     if (awaiting_proxy_header_ && !take_proxy_header()) return kClose;
     for (;;) {
+        // Bytes left behind a request this coroutine answered are the next
+        // one's, sent before that answer.
+        request_.pipelined = idle_ == Idle::answered && in_.pos < in_.end;
         // The next request moves to the front of the buffer.
         if (in_.pos == in_.end) {
             in_.pos = in_.end = 0;

@@ -584,6 +584,10 @@ ssize_t Exchange::read_body(void* buffer, std::size_t n) {
     return body_.read(buffer, n, responded());
 }
 
+bool Exchange::in_pipeline() const {
+    return request_->pipelined || body_.next_request_buffered();
+}
+
 int Exchange::switch_protocols(std::string_view protocol, HandOver& out) {
     if (state_ != State::fresh) return -EALREADY;
     if (serving_page_) return -EPERM;         // an error page is no hand-over

@@ -207,6 +207,11 @@ public:
     // The client's socket, for awaiting it (a hang-up while a backend
     // answers): its bytes go through the calls above.
     int client_fd() const { return socket_.fd(); }
+    // Whether the client sent this request in a pipeline: behind one
+    // answered before it, or with a next one buffered behind it. Such a
+    // client may shut its side after its last request and still read every
+    // answer: its end of stream does not say it left.
+    bool in_pipeline() const;
     // The longest a send may wait for the client to take bytes.
     std::uint32_t send_timeout_ms() const { return socket_.send_timeout_ms(); }
     // The server's router (a local redirect routes again).

@@ -47,7 +47,10 @@ struct Request {
     std::uint8_t minor = 1;  // HTTP/1.minor: 0 or 1
     bool keep_alive = true;  // after this request, by the version's rules and Connection
     bool expect_continue = false;
-    bool chunked = false;             // Transfer-Encoding: chunked
+    bool chunked = false; // Transfer-Encoding: chunked
+    // It came behind a request answered before it on this connection (its
+    // bytes were buffered by then: pipelined). Set by the connection.
+    bool pipelined = false;
     std::uint64_t content_length = 0; // when not chunked
     // The user Basic authentication let in (http/basic_auth.hpp), or empty:
     // set by the connection, not the parser.

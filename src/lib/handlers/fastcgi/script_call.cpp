@@ -59,11 +59,16 @@ bool passes_on(std::string_view name) {
            !(name.size() > 8 && ascii::equals_ignoring_case(name.substr(0, 8), "X-Accel-"));
 }
 
+bool client_pipelined(const void* exchange) {
+    return static_cast<const http::Exchange*>(exchange)->in_pipeline();
+}
+
 } // namespace
 
 ScriptCall::ScriptCall(const FastcgiHandler::State& state, http::Exchange& exchange)
     : state_(state), upstream_(*state.upstream), exchange_(exchange), request_(exchange.request()),
-      client_(*Loop::current(), exchange.client_fd()), client_watch_(client_),
+      client_(*Loop::current(), exchange.client_fd()),
+      client_watch_(client_, client_pipelined, &exchange),
       document_root_(state.scripts->document_root()) {}
 
 ScriptCall::~ScriptCall() {
@@ -626,7 +631,8 @@ ScriptCall::Outcome ScriptCall::relay(std::string_view first, std::size_t ended)
             backend_ready = true;
         } else if (to_client && fired == &*to_client) {
             client_ready = true;
-        } else if (io::peer_state(client_.fd()) == io::PeerState::closed) {
+        } else if (io::peer_state(client_.fd()) == io::PeerState::closed &&
+                   !exchange_.in_pipeline()) {
             return cut(nullptr); // the client left: everything goes
         } else {
             watching = false; // a next request came before its end: a failed write tells now
