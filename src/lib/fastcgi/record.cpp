@@ -89,7 +89,7 @@ void encode_pair(std::string& out, std::string_view name, std::string_view value
     out.append(value);
 }
 
-void RecordWriter::encoded_params(std::string_view pairs) {
+void RecordWriter::encoded_params_in_pieces(std::string_view pairs) {
     if (error_ != 0) return;
     keep_together(pairs.size());
     append(pairs.data(), pairs.size());

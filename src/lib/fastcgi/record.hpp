@@ -132,7 +132,14 @@ public:
                       std::string_view separator);
     // Pairs encoded beforehand (encode_pair), as they are: params that are
     // the same for every request cost one copy.
-    void encoded_params(std::string_view pairs);
+    void encoded_params(std::string_view pairs) {
+        // Inline: most go whole into the open record, one copy.
+        if (char* out = params_room(pairs.size())) {
+            put_bytes(out, pairs);
+            return;
+        }
+        encoded_params_in_pieces(pairs);
+    }
     // The empty PARAMS record that ends the stream.
     void end_params();
 
@@ -170,13 +177,21 @@ private:
     [[gnu::always_inline]] char* pair_room(std::size_t name_size, std::size_t value_size) {
         const std::size_t pair =
             length_size(name_size) + length_size(value_size) + name_size + value_size;
+        char* out = params_room(pair);
+        return out ? put_length(put_length(out, name_size), value_size) : nullptr;
+    }
+    // Where `size` bytes of whole pairs go when the open PARAMS record has
+    // room for all of them (taken); else nullptr.
+    [[gnu::always_inline]] char* params_room(std::size_t size) {
         if (error_ != 0 || type_ != RecordType::params || record_ == SIZE_MAX ||
-            capacity_ - size_ < pair || size_ - record_ - kHeaderSize + pair > kMaxContent)
+            capacity_ - size_ < size || size_ - record_ - kHeaderSize + size > kMaxContent)
             return nullptr;
         char* out = buffer_ + size_;
-        size_ += pair;
-        return put_length(put_length(out, name_size), value_size);
+        size_ += size;
+        return out;
     }
+    // Pairs where they may be cut over records and flushes.
+    void encoded_params_in_pieces(std::string_view pairs);
     // A pair where it may be cut over records and flushes.
     void param_in_pieces(std::string_view name, std::string_view value);
     void append_length(std::size_t length);
