@@ -181,11 +181,22 @@ private:
         return out ? put_length(put_length(out, name_size), value_size) : nullptr;
     }
     // Where `size` bytes of whole pairs go when the open PARAMS record has
-    // room for all of them (taken); else nullptr.
+    // room for all of them, or, with no record open, a new one and its
+    // header do (taken); else nullptr.
     [[gnu::always_inline]] char* params_room(std::size_t size) {
-        if (error_ != 0 || type_ != RecordType::params || record_ == SIZE_MAX ||
-            capacity_ - size_ < size || size_ - record_ - kHeaderSize + size > kMaxContent)
+        if (error_ != 0) return nullptr;
+        if (record_ == SIZE_MAX) {
+            // Not behind a record whose header went ahead (owed_).
+            if (owed_ != 0 || size == 0 || size > kMaxContent ||
+                capacity_ - size_ < kHeaderSize + size)
+                return nullptr;
+            type_ = RecordType::params;
+            record_ = size_;
+            size_ += kHeaderSize;
+        } else if (type_ != RecordType::params || capacity_ - size_ < size ||
+                   size_ - record_ - kHeaderSize + size > kMaxContent) {
             return nullptr;
+        }
         char* out = buffer_ + size_;
         size_ += size;
         return out;
