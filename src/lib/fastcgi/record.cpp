@@ -332,14 +332,21 @@ RecordReader::Item RecordReader::next(std::string_view input, std::size_t& consu
         const std::size_t left = input.size() - at;
         switch (state_) {
         case State::header: {
-            const std::size_t n = std::min<std::size_t>(kHeaderSize - have_, left);
-            std::memcpy(partial_ + have_, input.data() + at, n);
-            have_ = static_cast<std::uint8_t>(have_ + n);
-            at += n;
+            const char* header = input.data() + at;
+            if (have_ == 0 && left >= kHeaderSize) {
+                at += kHeaderSize; // whole where it is: read in place
+            } else {
+                const std::size_t n = std::min<std::size_t>(kHeaderSize - have_, left);
+                std::memcpy(partial_ + have_, header, n);
+                have_ = static_cast<std::uint8_t>(have_ + n);
+                at += n;
+                consumed = at;
+                if (have_ < kHeaderSize) break;
+                have_ = 0;
+                header = partial_;
+            }
             consumed = at;
-            if (have_ < kHeaderSize) break;
-            have_ = 0;
-            if (const char* error = start_record()) return fail(error);
+            if (const char* error = start_record(header)) return fail(error);
             break;
         }
         case State::content: {
@@ -367,15 +374,22 @@ RecordReader::Item RecordReader::next(std::string_view input, std::size_t& consu
             return ended_item();
         }
         case State::end_body: {
-            const std::size_t n = std::min<std::size_t>(8 - have_, left);
-            std::memcpy(partial_ + have_, input.data() + at, n);
-            have_ = static_cast<std::uint8_t>(have_ + n);
-            at += n;
+            const char* body = input.data() + at;
+            if (have_ == 0 && left >= 8) {
+                at += 8; // whole where it is: read in place
+            } else {
+                const std::size_t n = std::min<std::size_t>(8 - have_, left);
+                std::memcpy(partial_ + have_, body, n);
+                have_ = static_cast<std::uint8_t>(have_ + n);
+                at += n;
+                consumed = at;
+                if (have_ < 8) break;
+                have_ = 0;
+                body = partial_;
+            }
             consumed = at;
-            if (have_ < 8) break;
-            have_ = 0;
-            app_status_ = be32(partial_);
-            protocol_status_ = static_cast<ProtocolStatus>(static_cast<std::uint8_t>(partial_[4]));
+            app_status_ = be32(body);
+            protocol_status_ = static_cast<ProtocolStatus>(static_cast<std::uint8_t>(body[4]));
             if (padding_ > 0) {
                 state_ = State::end_padding;
                 break;
@@ -393,17 +407,17 @@ RecordReader::Item RecordReader::next(std::string_view input, std::size_t& consu
     return {};
 }
 
-// A whole header is in partial_: checks it and sets up its content.
-const char* RecordReader::start_record() {
-    if (static_cast<std::uint8_t>(partial_[0]) != kVersion) return "not a FastCGI 1 record";
-    const auto type = static_cast<RecordType>(partial_[1]);
+// Checks a whole record header and sets up its content.
+const char* RecordReader::start_record(const char* header) {
+    if (static_cast<std::uint8_t>(header[0]) != kVersion) return "not a FastCGI 1 record";
+    const auto type = static_cast<RecordType>(header[1]);
     if (type != RecordType::stdout_ && type != RecordType::stderr_ &&
         type != RecordType::end_request)
         return "a record type a responder's backend does not send";
-    if (be16(partial_ + 2) != request_id_) return "a record for another request id";
-    const std::size_t content = be16(partial_ + 4);
+    if (be16(header + 2) != request_id_) return "a record for another request id";
+    const std::size_t content = be16(header + 4);
     type_ = type;
-    padding_ = static_cast<std::uint8_t>(partial_[6]);
+    padding_ = static_cast<std::uint8_t>(header[6]);
     if (type == RecordType::end_request) {
         if (content != 8) return "an END_REQUEST whose body is not 8 bytes";
         state_ = State::end_body;

@@ -266,7 +266,7 @@ private:
         failed
     };
 
-    const char* start_record();
+    const char* start_record(const char* header);
     Item ended_item() const;
     Item fail(const char* why);
 
@@ -274,7 +274,7 @@ private:
     State state_ = State::header;
     RecordType type_ = RecordType::stdout_;
     std::uint8_t have_ = 0;   // bytes of the header (or END_REQUEST body) gathered
-    char partial_[8];         // those bytes
+    char partial_[8];         // those bytes (when they came in pieces)
     std::size_t content_ = 0; // content bytes left in this record
     std::size_t padding_ = 0; // padding bytes left
     std::uint32_t app_status_ = 0;
