@@ -177,19 +177,27 @@ void write_params(fastcgi::RecordWriter& w, const http::Request& request, const 
     // Request fields; a repeated one once, with every value.
     const http::Header* const headers = request.headers;
     const std::size_t count = request.header_count;
-    std::string_view values[http::kMaxHeaders];
     for (std::size_t i = 0; i < count; ++i) {
         const std::string_view name = headers[i].name;
         if (contains(name, '_') || same_name(name, "Proxy")) continue;
         bool seen = false;
         for (std::size_t j = 0; j < i && !seen; ++j) seen = same_name(headers[j].name, name);
         if (seen) continue;
+        const std::string_view separator = same_name(name, "Cookie") ? "; " : ", ";
+        std::size_t again = i + 1;
+        while (again < count && !same_name(headers[again].name, name)) ++again;
+        if (again == count) { // the usual: the field came once
+            w.header_param(name, {&headers[i].value, 1}, separator);
+            continue;
+        }
+        // Here only: the array is zeroed where it is declared, and it is
+        // large (kMaxHeaders views), a cost per request if it were above.
+        std::string_view values[http::kMaxHeaders];
         std::size_t n = 0;
         values[n++] = headers[i].value;
-        for (std::size_t j = i + 1; j < count; ++j)
+        for (std::size_t j = again; j < count; ++j)
             if (same_name(headers[j].name, name)) values[n++] = headers[j].value;
-        const bool cookie = same_name(name, "Cookie");
-        w.header_param(name, {values, n}, cookie ? "; " : ", ");
+        w.header_param(name, {values, n}, separator);
     }
 
     w.encoded_params(p.extra);
