@@ -370,7 +370,7 @@ NOT_PHP = b'<?php echo strrev("DETUCEXE");\n'
 SCRIPTS = ["info.php", "echo.php", "pool.php", "upload.php", "body.php", "headers.php",
            "teapot.php", "status.php", "redirect.php", "big.php", "fatal.php", "stderr.php",
            "stream.php", "finish.php", "hold.php", "huge_header.php", "length.php",
-           "wide_header.php"]
+           "wide_header.php", "framing.php"]
 
 
 def install_site(www):

@@ -31,6 +31,22 @@ class Responses(SiteTestCase):
         self.assertIn("HttpOnly", cookies[2])
         self.assertEqual(r.header("server"), "weft")
 
+    def test_framing_fields_stay_back_and_look_alikes_pass(self):
+        c, r = self.roundtrip(get("/framing.php"))
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.body, b"framed\n")
+        for name in ("keep-alive", "transfer-encoding", "x-accel-buffering", "x-accel-expires",
+                     "x-accel-ab"):
+            self.assertIsNone(r.header(name), f"{name} reached the client: {r.headers}")
+        self.assertNotIn("close", [v.lower() for v in r.all("connection")], r.headers)
+        self.assertEqual(r.header("connectiox"), "10")
+        self.assertEqual(r.header("content-lengtx"), "14")
+        self.assertEqual(r.header("transfer-encodinx"), "17")
+        self.assertEqual(r.header("x-accelerated"), "yes")
+        # The connection goes on.
+        c.send(get("/echo.php?v=next"))
+        self.assertEqual(c.response().body, b"next")
+
     def test_http_response_code(self):
         c, r = self.roundtrip(get("/teapot.php"))
         self.assertEqual(r.status, 418, r)

@@ -76,6 +76,7 @@ TEST_CASE("params: a POST to a front controller, byte for byte", "[fastcgi]") {
     std::strcpy(endpoints.remote_port, "54321");
     std::strcpy(endpoints.server_address, "127.0.0.1");
     std::strcpy(endpoints.server_port, "8080");
+    endpoints.encode();
 
     std::string sent;
     char buffer[4096];
@@ -163,5 +164,27 @@ TEST_CASE("params: the ends of a TCP connection as REMOTE_ADDR, REMOTE_PORT, SER
     CHECK(std::string(endpoints.remote_port) == port_of(client));
     CHECK(std::string(endpoints.server_address) == "127.200.0.9");
     CHECK(std::string(endpoints.server_port) == port_of(listener));
-    for (const int fd : {accepted, client, listener}) close(fd);
+
+    // The connection's next request: the same text, and the same pairs.
+    Endpoints again;
+    t.spawn([&] { again.look_up(accepted); });
+    t.run();
+    CHECK(std::string(again.remote_port) == port_of(client));
+    CHECK(std::string_view(again.pairs, again.pairs_size) ==
+          std::string_view(endpoints.pairs, endpoints.pairs_size));
+
+    // Another connection on the same fd number, from another port: its own
+    // port, never the one the fd's last connection had.
+    const int second_client = bound("127.10.0.255", 0);
+    REQUIRE(connect(second_client, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0);
+    const int second = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    REQUIRE(second >= 0);
+    REQUIRE(dup2(second, accepted) == accepted);
+    Endpoints other;
+    test::EventLoop fresh; // whose table has not noted the fd's ends yet
+    fresh.spawn([&] { other.look_up(accepted); });
+    fresh.run();
+    CHECK(std::string(other.remote_port) == port_of(second_client));
+    CHECK(std::string(other.remote_port) != std::string(endpoints.remote_port));
+    for (const int fd : {accepted, second, second_client, client, listener}) close(fd);
 }

@@ -79,13 +79,6 @@ void RecordWriter::begin_request(bool keep_conn) {
                           static_cast<char>(keep_conn ? kKeepConn : 0)};
     std::memcpy(out + kHeaderSize, body, sizeof body);
     size_ += kHeaderSize + 8;
-    // The PARAMS record opens now, so that the first pair too goes in by
-    // pair_room() (a record left empty is dropped).
-    if (capacity_ - size_ > kHeaderSize) {
-        record_ = size_;
-        size_ += kHeaderSize;
-        type_ = RecordType::params;
-    }
 }
 
 void encode_pair(std::string& out, std::string_view name, std::string_view value) {
@@ -96,11 +89,7 @@ void encode_pair(std::string& out, std::string_view name, std::string_view value
     out.append(value);
 }
 
-void RecordWriter::encoded_params(std::string_view pairs) {
-    if (char* out = params_room(pairs.size())) {
-        put_bytes(out, pairs);
-        return;
-    }
+void RecordWriter::encoded_params_in_pieces(std::string_view pairs) {
     if (error_ != 0) return;
     keep_together(pairs.size());
     append(pairs.data(), pairs.size());
@@ -182,7 +171,8 @@ void RecordWriter::stdin_bytes(std::string_view bytes) {
 std::span<char> RecordWriter::stdin_space(std::size_t want) {
     if (error_ != 0 || want == 0) return {};
     open(RecordType::stdin_);
-    space_ = content_room(want);
+    const std::size_t room = content_room();
+    space_ = std::min(want, room);
     return {buffer_ + size_, space_};
 }
 
@@ -265,14 +255,9 @@ void RecordWriter::end_stream(RecordType type) {
     size_ += kHeaderSize;
 }
 
-std::size_t RecordWriter::content_room(std::size_t want) {
+std::size_t RecordWriter::content_room() {
     if (error_ != 0) return 0;
-    if (owed_ != 0) {
-        // The record's bytes taken here: what is asked for is what comes.
-        const std::size_t n = make_room(1) ? std::min({want, capacity_ - size_, owed_}) : 0;
-        owed_ -= n;
-        return n;
-    }
+    if (owed_ != 0) return make_room(1) ? std::min(capacity_ - size_, owed_) : 0;
     if (record_ != SIZE_MAX && size_ - record_ - kHeaderSize == kMaxContent) close_record();
     if (record_ == SIZE_MAX || size_ == capacity_) {
         // A new record needs its header and at least a byte of content.
@@ -282,15 +267,16 @@ std::size_t RecordWriter::content_room(std::size_t want) {
         size_ += kHeaderSize;
     }
     const std::size_t content = size_ - record_ - kHeaderSize;
-    return std::min({want, capacity_ - size_, kMaxContent - content});
+    return std::min(capacity_ - size_, kMaxContent - content);
 }
 
 void RecordWriter::append(const char* bytes, std::size_t size) {
     while (size > 0) {
-        const std::size_t n = content_room(size);
+        const std::size_t n = std::min(size, content_room());
         if (n == 0) return; // the flush failed
         std::memcpy(buffer_ + size_, bytes, n);
         size_ += n;
+        owed_ -= std::min(owed_, n);
         bytes += n;
         size -= n;
     }
@@ -346,14 +332,21 @@ RecordReader::Item RecordReader::next(std::string_view input, std::size_t& consu
         const std::size_t left = input.size() - at;
         switch (state_) {
         case State::header: {
-            const std::size_t n = std::min<std::size_t>(kHeaderSize - have_, left);
-            std::memcpy(partial_ + have_, input.data() + at, n);
-            have_ = static_cast<std::uint8_t>(have_ + n);
-            at += n;
+            const char* header = input.data() + at;
+            if (have_ == 0 && left >= kHeaderSize) {
+                at += kHeaderSize; // whole where it is: read in place
+            } else {
+                const std::size_t n = std::min<std::size_t>(kHeaderSize - have_, left);
+                std::memcpy(partial_ + have_, header, n);
+                have_ = static_cast<std::uint8_t>(have_ + n);
+                at += n;
+                consumed = at;
+                if (have_ < kHeaderSize) break;
+                have_ = 0;
+                header = partial_;
+            }
             consumed = at;
-            if (have_ < kHeaderSize) break;
-            have_ = 0;
-            if (const char* error = start_record()) return fail(error);
+            if (const char* error = start_record(header)) return fail(error);
             break;
         }
         case State::content: {
@@ -381,15 +374,22 @@ RecordReader::Item RecordReader::next(std::string_view input, std::size_t& consu
             return ended_item();
         }
         case State::end_body: {
-            const std::size_t n = std::min<std::size_t>(8 - have_, left);
-            std::memcpy(partial_ + have_, input.data() + at, n);
-            have_ = static_cast<std::uint8_t>(have_ + n);
-            at += n;
+            const char* body = input.data() + at;
+            if (have_ == 0 && left >= 8) {
+                at += 8; // whole where it is: read in place
+            } else {
+                const std::size_t n = std::min<std::size_t>(8 - have_, left);
+                std::memcpy(partial_ + have_, body, n);
+                have_ = static_cast<std::uint8_t>(have_ + n);
+                at += n;
+                consumed = at;
+                if (have_ < 8) break;
+                have_ = 0;
+                body = partial_;
+            }
             consumed = at;
-            if (have_ < 8) break;
-            have_ = 0;
-            app_status_ = be32(partial_);
-            protocol_status_ = static_cast<ProtocolStatus>(static_cast<std::uint8_t>(partial_[4]));
+            app_status_ = be32(body);
+            protocol_status_ = static_cast<ProtocolStatus>(static_cast<std::uint8_t>(body[4]));
             if (padding_ > 0) {
                 state_ = State::end_padding;
                 break;
@@ -407,17 +407,17 @@ RecordReader::Item RecordReader::next(std::string_view input, std::size_t& consu
     return {};
 }
 
-// A whole header is in partial_: checks it and sets up its content.
-const char* RecordReader::start_record() {
-    if (static_cast<std::uint8_t>(partial_[0]) != kVersion) return "not a FastCGI 1 record";
-    const auto type = static_cast<RecordType>(partial_[1]);
+// Checks a whole record header and sets up its content.
+const char* RecordReader::start_record(const char* header) {
+    if (static_cast<std::uint8_t>(header[0]) != kVersion) return "not a FastCGI 1 record";
+    const auto type = static_cast<RecordType>(header[1]);
     if (type != RecordType::stdout_ && type != RecordType::stderr_ &&
         type != RecordType::end_request)
         return "a record type a responder's backend does not send";
-    if (be16(partial_ + 2) != request_id_) return "a record for another request id";
-    const std::size_t content = be16(partial_ + 4);
+    if (be16(header + 2) != request_id_) return "a record for another request id";
+    const std::size_t content = be16(header + 4);
     type_ = type;
-    padding_ = static_cast<std::uint8_t>(partial_[6]);
+    padding_ = static_cast<std::uint8_t>(header[6]);
     if (type == RecordType::end_request) {
         if (content != 8) return "an END_REQUEST whose body is not 8 bytes";
         state_ = State::end_body;

@@ -132,7 +132,14 @@ public:
                       std::string_view separator);
     // Pairs encoded beforehand (encode_pair), as they are: params that are
     // the same for every request cost one copy.
-    void encoded_params(std::string_view pairs);
+    void encoded_params(std::string_view pairs) {
+        // Inline: most go whole into the open record, one copy.
+        if (char* out = params_room(pairs.size())) {
+            put_bytes(out, pairs);
+            return;
+        }
+        encoded_params_in_pieces(pairs);
+    }
     // The empty PARAMS record that ends the stream.
     void end_params();
 
@@ -163,26 +170,39 @@ private:
     void keep_together(std::size_t size);
     void close_record();
     void end_stream(RecordType type);
-    // Room for at most `want` content bytes, which the caller then writes.
-    std::size_t content_room(std::size_t want);
+    std::size_t content_room();
     void append(const char* bytes, std::size_t size);
     // Where a whole pair's name and value go, its lengths written, when the
     // open PARAMS record has room for all of it; else nullptr.
     [[gnu::always_inline]] char* pair_room(std::size_t name_size, std::size_t value_size) {
-        char* out =
-            params_room(length_size(name_size) + length_size(value_size) + name_size + value_size);
+        const std::size_t pair =
+            length_size(name_size) + length_size(value_size) + name_size + value_size;
+        char* out = params_room(pair);
         return out ? put_length(put_length(out, name_size), value_size) : nullptr;
     }
     // Where `size` bytes of whole pairs go when the open PARAMS record has
-    // room for them all (taken); else nullptr.
+    // room for all of them, or, with no record open, a new one and its
+    // header do (taken); else nullptr.
     [[gnu::always_inline]] char* params_room(std::size_t size) {
-        if (error_ != 0 || type_ != RecordType::params || record_ == SIZE_MAX ||
-            capacity_ - size_ < size || size_ - record_ - kHeaderSize + size > kMaxContent)
+        if (error_ != 0) return nullptr;
+        if (record_ == SIZE_MAX) {
+            // Not behind a record whose header went ahead (owed_).
+            if (owed_ != 0 || size == 0 || size > kMaxContent ||
+                capacity_ - size_ < kHeaderSize + size)
+                return nullptr;
+            type_ = RecordType::params;
+            record_ = size_;
+            size_ += kHeaderSize;
+        } else if (type_ != RecordType::params || capacity_ - size_ < size ||
+                   size_ - record_ - kHeaderSize + size > kMaxContent) {
             return nullptr;
+        }
         char* out = buffer_ + size_;
         size_ += size;
         return out;
     }
+    // Pairs where they may be cut over records and flushes.
+    void encoded_params_in_pieces(std::string_view pairs);
     // A pair where it may be cut over records and flushes.
     void param_in_pieces(std::string_view name, std::string_view value);
     void append_length(std::size_t length);
@@ -246,7 +266,7 @@ private:
         failed
     };
 
-    const char* start_record();
+    const char* start_record(const char* header);
     Item ended_item() const;
     Item fail(const char* why);
 
@@ -254,7 +274,7 @@ private:
     State state_ = State::header;
     RecordType type_ = RecordType::stdout_;
     std::uint8_t have_ = 0;   // bytes of the header (or END_REQUEST body) gathered
-    char partial_[8];         // those bytes
+    char partial_[8];         // those bytes (when they came in pieces)
     std::size_t content_ = 0; // content bytes left in this record
     std::size_t padding_ = 0; // padding bytes left
     std::uint32_t app_status_ = 0;

@@ -71,11 +71,49 @@ bool contains(std::string_view text, char c) {
     return text.find(c) != std::string_view::npos;
 }
 
+// Whether two field names are the same: the sizes first, inline, since
+// most names differ in size and a call costs more than that compare.
+bool same_name(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && ascii::equals_ignoring_case(a, b);
+}
+
+// What look_up() last wrote for an fd's ends. Direct-mapped by fd; an entry
+// serves only the ends it was made from (compared byte for byte), so it is
+// exact whatever the fd now holds. No forwarded client goes in.
+struct CachedEnds {
+    sockaddr_in6 peer;
+    sockaddr_in6 local;
+    bool tls;
+    bool filled;
+    Endpoints endpoints;
+};
+constexpr std::size_t kCachedEnds = 64;
+thread_local CachedEnds cached_ends[kCachedEnds];
+
+bool same_ends(const CachedEnds& cached, const SocketEnds& ends) {
+    return cached.filled && cached.tls == ends.tls &&
+           std::memcmp(&cached.peer, &ends.peer, sizeof ends.peer) == 0 &&
+           std::memcmp(&cached.local, &ends.local, sizeof ends.local) == 0;
+}
+
+// One pair at `out`, whose lengths are below 128: where the next byte goes.
+char* put_short_pair(char* out, std::string_view name, std::string_view value) {
+    *out++ = static_cast<char>(name.size());
+    *out++ = static_cast<char>(value.size());
+    return fastcgi::put_bytes(fastcgi::put_bytes(out, name), value);
+}
+
 } // namespace
 
 void Endpoints::look_up(int fd, const http::ForwardedClient* forwarded) {
     const SocketEnds* ends = io::socket_ends(fd);
-    if (!ends) return;
+    if (!ends) return encode();
+    CachedEnds* cached =
+        forwarded ? nullptr : &cached_ends[static_cast<unsigned>(fd) % kCachedEnds];
+    if (cached && same_ends(*cached, *ends)) {
+        *this = cached->endpoints;
+        return;
+    }
     address_text(ends->peer, remote_address, sizeof remote_address, remote_port);
     address_text(ends->local, server_address, sizeof server_address, server_port);
     https = ends->tls;
@@ -86,6 +124,28 @@ void Endpoints::look_up(int fd, const http::ForwardedClient* forwarded) {
         }
         https = https || forwarded->https;
     }
+    encode();
+    if (cached) {
+        cached->peer = ends->peer;
+        cached->local = ends->local;
+        cached->tls = ends->tls;
+        cached->filled = true;
+        cached->endpoints = *this;
+    }
+}
+
+void Endpoints::encode() {
+    static_assert(sizeof remote_address <= 48 && sizeof server_address <= 48 &&
+                      sizeof remote_port <= 8 && sizeof server_port <= 8,
+                  "every text fits the pairs, its length below 128");
+    char* out = pairs;
+    out = put_short_pair(out, "REQUEST_SCHEME", https ? "https" : "http");
+    if (https) out = put_short_pair(out, "HTTPS", "on");
+    out = put_short_pair(out, "REMOTE_ADDR", remote_address);
+    out = put_short_pair(out, "REMOTE_PORT", remote_port);
+    out = put_short_pair(out, "SERVER_ADDR", server_address);
+    out = put_short_pair(out, "SERVER_PORT", server_port);
+    pairs_size = static_cast<std::uint8_t>(out - pairs);
 }
 
 void write_params(fastcgi::RecordWriter& w, const http::Request& request, const ScriptParams& p,
@@ -107,12 +167,7 @@ void write_params(fastcgi::RecordWriter& w, const http::Request& request, const 
     w.param("DOCUMENT_ROOT", p.document_root);
     w.encoded_params(p.fixed);
     w.param("SERVER_PROTOCOL", request.minor == 0 ? "HTTP/1.0" : "HTTP/1.1");
-    w.param("REQUEST_SCHEME", endpoints.https ? "https" : "http");
-    if (endpoints.https) w.param("HTTPS", "on");
-    w.param("REMOTE_ADDR", endpoints.remote_address);
-    w.param("REMOTE_PORT", endpoints.remote_port);
-    w.param("SERVER_ADDR", endpoints.server_address);
-    w.param("SERVER_PORT", endpoints.server_port);
+    w.encoded_params({endpoints.pairs, endpoints.pairs_size});
     w.param("SERVER_NAME", p.server_name);
     if (!request.remote_user.empty()) {
         w.param("REMOTE_USER", request.remote_user);
@@ -122,20 +177,27 @@ void write_params(fastcgi::RecordWriter& w, const http::Request& request, const 
     // Request fields; a repeated one once, with every value.
     const http::Header* const headers = request.headers;
     const std::size_t count = request.header_count;
-    std::string_view values[http::kMaxHeaders];
     for (std::size_t i = 0; i < count; ++i) {
         const std::string_view name = headers[i].name;
-        if (contains(name, '_') || ascii::equals_ignoring_case(name, "Proxy")) continue;
+        if (contains(name, '_') || same_name(name, "Proxy")) continue;
         bool seen = false;
-        for (std::size_t j = 0; j < i && !seen; ++j)
-            seen = ascii::equals_ignoring_case(headers[j].name, name);
+        for (std::size_t j = 0; j < i && !seen; ++j) seen = same_name(headers[j].name, name);
         if (seen) continue;
+        const std::string_view separator = same_name(name, "Cookie") ? "; " : ", ";
+        std::size_t again = i + 1;
+        while (again < count && !same_name(headers[again].name, name)) ++again;
+        if (again == count) { // the usual: the field came once
+            w.header_param(name, {&headers[i].value, 1}, separator);
+            continue;
+        }
+        // Here only: the array is zeroed where it is declared, and it is
+        // large (kMaxHeaders views), a cost per request if it were above.
+        std::string_view values[http::kMaxHeaders];
         std::size_t n = 0;
         values[n++] = headers[i].value;
-        for (std::size_t j = i + 1; j < count; ++j)
-            if (ascii::equals_ignoring_case(headers[j].name, name)) values[n++] = headers[j].value;
-        const bool cookie = ascii::equals_ignoring_case(name, "Cookie");
-        w.header_param(name, {values, n}, cookie ? "; " : ", ");
+        for (std::size_t j = again; j < count; ++j)
+            if (same_name(headers[j].name, name)) values[n++] = headers[j].value;
+        w.header_param(name, {values, n}, separator);
     }
 
     w.encoded_params(p.extra);

@@ -43,20 +43,20 @@ bool backend_closed(int fd) {
 // Whether a field of the CGI head goes on to the client: framing is this
 // server's, and X-Accel-* are instructions to it.
 bool passes_on(std::string_view name) {
-    switch (name.empty() ? 0 : name[0] | 0x20) { // most pass on the first letter
-    case 'c':
-    case 't':
-    case 'k':
-    case 'x':
-        break;
+    if (name.size() > 8 && (name[0] | 0x20) == 'x')
+        return !ascii::equals_ignoring_case(name.substr(0, 8), "X-Accel-");
+    // Then by size: most fields are none of these, and a size rules them out.
+    switch (name.size()) {
+    case 10:
+        return !ascii::equals_ignoring_case(name, "Connection") &&
+               !ascii::equals_ignoring_case(name, "Keep-Alive");
+    case 14:
+        return !ascii::equals_ignoring_case(name, "Content-Length");
+    case 17:
+        return !ascii::equals_ignoring_case(name, "Transfer-Encoding");
     default:
         return true;
     }
-    return !ascii::equals_ignoring_case(name, "Content-Length") &&
-           !ascii::equals_ignoring_case(name, "Transfer-Encoding") &&
-           !ascii::equals_ignoring_case(name, "Connection") &&
-           !ascii::equals_ignoring_case(name, "Keep-Alive") &&
-           !(name.size() > 8 && ascii::equals_ignoring_case(name.substr(0, 8), "X-Accel-"));
 }
 
 bool client_pipelined(const void* exchange) {
