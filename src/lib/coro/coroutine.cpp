@@ -58,21 +58,18 @@ void Coroutine::run_and_end(std::int64_t first) {
     __builtin_unreachable();
 }
 
-std::int64_t Coroutine::resume_setting_exceptions_aside(std::int64_t value) {
+template <std::int64_t (Coroutine::*Switch)(std::int64_t)>
+std::int64_t Coroutine::switch_setting_exceptions_aside(std::int64_t value) {
     ExceptionState& thread = ExceptionState::of_thread();
-    const ExceptionState resumers = std::exchange(thread, ExceptionState{});
-    const std::int64_t result = switch_in(value);
-    thread = resumers;
+    const ExceptionState kept = std::exchange(thread, ExceptionState{});
+    const std::int64_t result = (this->*Switch)(value);
+    thread = kept;
     return result;
 }
-
-std::int64_t Coroutine::yield_setting_exceptions_aside(std::int64_t value) {
-    ExceptionState& thread = ExceptionState::of_thread();
-    const ExceptionState own = std::exchange(thread, ExceptionState{});
-    const std::int64_t result = switch_out(value);
-    thread = own;
-    return result;
-}
+template std::int64_t
+    Coroutine::switch_setting_exceptions_aside<&Coroutine::switch_in>(std::int64_t);
+template std::int64_t
+    Coroutine::switch_setting_exceptions_aside<&Coroutine::switch_out>(std::int64_t);
 
 std::int64_t Coroutine::refuse_yield() {
     // Throw once to start unwinding; yields from the destructors that run

@@ -152,8 +152,10 @@ private:
     [[gnu::cold, gnu::noinline]] std::int64_t refuse_yield();
     std::int64_t switch_in(std::int64_t value);
     std::int64_t switch_out(std::int64_t value);
-    [[gnu::noinline]] std::int64_t resume_setting_exceptions_aside(std::int64_t value);
-    [[gnu::noinline]] std::int64_t yield_setting_exceptions_aside(std::int64_t value);
+    // switch_in or switch_out by a side that holds exceptions: the thread's
+    // state is set aside on this stack across the switch, and taken back.
+    template <std::int64_t (Coroutine::*Switch)(std::int64_t)>
+    [[gnu::noinline]] std::int64_t switch_setting_exceptions_aside(std::int64_t value);
     void destroy();
     static Id next_id();
 
@@ -241,7 +243,7 @@ inline std::int64_t Coroutine::resume(std::int64_t value) {
     assert((state_ == State::created || state_ == State::suspended) &&
            "resume() of a coroutine that cannot run");
     if (!ExceptionState::peek_thread().empty()) [[unlikely]]
-        return resume_setting_exceptions_aside(value);
+        return switch_setting_exceptions_aside<&Coroutine::switch_in>(value);
     return switch_in(value);
 }
 
@@ -253,7 +255,7 @@ inline std::int64_t Coroutine::yield(std::int64_t value) {
     if (ExceptionState::peek_thread().empty()) [[likely]] {
         result = switch_out(value);
     } else {
-        result = yield_setting_exceptions_aside(value);
+        result = switch_setting_exceptions_aside<&Coroutine::switch_out>(value);
     }
     if (exit_ != Exit::none) [[unlikely]]
         return refuse_yield();

@@ -191,27 +191,22 @@ ssize_t Connection::receive_warm() {
 }
 
 std::int64_t Connection::park_idle() {
+    const std::uint64_t now = Loop::current()->now();
+    if (idle_ == Idle::fresh) return park_until(now + options_.request_timeout_ms);
+    return park_until(idle_deadline_ ? idle_deadline_ : now + options_.keep_alive_timeout_ms);
+}
+
+std::int64_t Connection::park_again() {
+    // The fd's timer keeps the deadline the connection parked with (unpark()
+    // left it, off); nothing in this coroutine armed it since.
+    return park_until(Loop::current()->table()[socket_.fd()].timer.deadline);
+}
+
+std::int64_t Connection::park_until(std::uint64_t deadline) {
     Loop& loop = *Loop::current();
     // A request that came since the last read is not answered, but must not
     // turn the close into a reset either.
     if (loop.stopping()) return unread_input() ? close_gracefully() : kClose;
-    std::uint32_t ms = options_.keep_alive_timeout_ms;
-    if (idle_ == Idle::fresh) {
-        ms = options_.request_timeout_ms;
-    } else if (idle_deadline_) {
-        if (loop.now() >= idle_deadline_) return kClose;
-        ms = static_cast<std::uint32_t>(idle_deadline_ - loop.now());
-    }
-    loop.set_timeout(socket_.fd(), ms);
-    return kPark;
-}
-
-std::int64_t Connection::park_again() {
-    Loop& loop = *Loop::current();
-    if (loop.stopping()) return unread_input() ? close_gracefully() : kClose;
-    // The fd's timer keeps the deadline the connection parked with (unpark()
-    // left it, off); nothing in this coroutine armed it since.
-    const std::uint64_t deadline = loop.table()[socket_.fd()].timer.deadline;
     if (loop.now() >= deadline) return kClose;
     loop.set_timeout(socket_.fd(), static_cast<std::uint32_t>(deadline - loop.now()));
     return kPark;

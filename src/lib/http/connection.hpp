@@ -88,6 +88,9 @@ private:
     // Parks with nothing of a request: under request_timeout if it never
     // sent one, else what is left of its idle deadline (closes past it).
     [[gnu::noinline]] std::int64_t park_idle();
+    // Parks with nothing of a request until `deadline` (closes past it, or
+    // when the loop stops).
+    std::int64_t park_until(std::uint64_t deadline);
     // Parks again, with nothing of a request, under the deadline an earlier
     // coroutine parked the connection with (Idle::parked); closes past it.
     [[gnu::noinline]] std::int64_t park_again();
