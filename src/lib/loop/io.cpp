@@ -136,6 +136,10 @@ const SocketEnds* socket_ends(int fd) {
     if (!loop || !loop->table().fits(fd)) return nullptr;
     SocketEnds& ends = loop->table().ends(fd);
     if (!ends.known) {
+        // Zeroed first: an IPv4 address fills 16 of the 28 bytes, and the
+        // FastCGI params cache compares them all.
+        ends.peer = {};
+        ends.local = {};
         socklen_t length = sizeof ends.peer;
         if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ends.peer), &length) != 0)
             ends.peer.sin6_family = AF_UNSPEC;

@@ -979,7 +979,7 @@ void Loop::on_accept(const RingTag& tag, const RingCompletion& completion) {
 
 void Loop::accept_from(Listener& listener) {
     for (int i = 0; i < kAcceptBatch && !stopping_; ++i) {
-        sockaddr_in6 peer;
+        sockaddr_in6 peer{}; // whole: an IPv4 peer fills 16 of its 28 bytes
         socklen_t length = sizeof peer;
         const int fd = accept4(listener.fd, reinterpret_cast<sockaddr*>(&peer), &length,
                                SOCK_NONBLOCK | SOCK_CLOEXEC);
