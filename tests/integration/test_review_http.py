@@ -70,6 +70,21 @@ class Review(ServerTestCase):
         time.sleep(0.2)
         self.assertEqual(self.body("/page.html"), (200, b"version two, longer\n"))
 
+    def test_a_file_hard_linked_after_it_was_cached_is_fresh(self):
+        # The second name came after the entry was cached (which saw one
+        # link): a write through it, from a directory nothing watches, went
+        # unheard and the old copy was served for good (review 21b, F1).
+        write(f"{self.dir}/root/later.html", b"version one\n")
+        for _ in range(4):
+            self.assertEqual(self.body("/later.html"), (200, b"version one\n"))
+        os.link(f"{self.dir}/root/later.html", f"{self.dir}/elsewhere/later.html")
+        with open(f"{self.dir}/elsewhere/later.html", "r+b") as f:
+            f.write(b"version two, longer\n")
+            f.truncate()
+        time.sleep(0.2)
+        for _ in range(2):
+            self.assertEqual(self.body("/later.html"), (200, b"version two, longer\n"))
+
     def test_empty_lines_do_not_hold_a_connection_past_request_timeout(self):
         # An empty line before a request line restarts the idle timeout, so
         # a client sending CRLF every second never sent a request and was

@@ -177,3 +177,57 @@ TEST_CASE("a loop watches a bounded number of directories, then says ENOSPC", "[
     // A directory already watched is still watched at the cap.
     CHECK(l.watch->watch((dir.path / "0").c_str(), "g", stamp) == 0);
 }
+
+TEST_CASE("a file's own watch hears writes through a hard link no directory watch covers",
+          "[loop]") {
+    LoopOnThisThread l;
+    TempDir served, elsewhere;
+    served.write("f", "one");
+    const std::string file = (served.path / "f").string();
+    WatchStamp entry, own;
+    REQUIRE(l.watch->watch(served.path.c_str(), "f", entry) == 0);
+    REQUIRE(l.watch->watch_file(file.c_str(), own) == 0);
+    CHECK(l.watch->files() == 1);
+    CHECK(l.watch->directories() == 1);
+    l.watch->drain();
+    REQUIRE(l.watch->current(own));
+
+    // A second name, made after the watch: the link count changes.
+    fs::create_hard_link(file, elsewhere.path / "g");
+    l.watch->drain();
+    CHECK_FALSE(l.watch->current(own));
+
+    // A write through it, after a fresh stamp: the directory's watch hears
+    // nothing (what made the file watch necessary), the file's does.
+    REQUIRE(l.watch->watch(served.path.c_str(), "f", entry) == 0);
+    REQUIRE(l.watch->watch_file(file.c_str(), own) == 0);
+    CHECK(l.watch->files() == 1); // the same inode, the same watch
+    l.watch->drain();
+    elsewhere.write("g", "two");
+    l.watch->drain();
+    CHECK(l.watch->current(entry));
+    CHECK_FALSE(l.watch->current(own));
+
+    // Its last name gone, the watch goes with it.
+    fs::remove(file);
+    fs::remove(elsewhere.path / "g");
+    l.watch->drain();
+    CHECK(l.watch->files() == 0);
+    CHECK(l.watch->directories() == 1);
+}
+
+TEST_CASE("a loop watches a bounded number of files, apart from its directories", "[loop]") {
+    LoopOnThisThread l;
+    TempDir dir;
+    WatchStamp stamp{};
+    for (std::size_t i = 0; i < FsWatch::kMaxFiles + 2; ++i) {
+        const std::string name = std::to_string(i);
+        dir.write(name, "x");
+        const int result = l.watch->watch_file((dir.path / name).c_str(), stamp);
+        INFO(i);
+        CHECK(result == (i < FsWatch::kMaxFiles ? 0 : -ENOSPC));
+    }
+    CHECK(l.watch->files() == FsWatch::kMaxFiles);
+    CHECK(l.watch->watch(dir.path.c_str(), "0", stamp) == 0);
+    CHECK(l.watch->directories() == 1);
+}

@@ -18,8 +18,15 @@ namespace {
 // of files already unlinked (a temp file still being written) do not matter.
 constexpr std::uint32_t kMask = IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB | IN_MOVED_FROM |
                                 IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF |
-                                IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK;
-// Events about the watched directory itself.
+                                IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK | IN_MASK_ADD;
+// Everything that can change what a file holds or who may read it, through
+// any of its names: a file watch hears a write through a hard link in a
+// directory no watch covers (its link count changing is an IN_ATTRIB).
+// Both masks add to what an inode's watch has (IN_MASK_ADD): a name swapped
+// between a check and a watch must never narrow a directory's watch.
+constexpr std::uint32_t kFileMask =
+    IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_MASK_ADD;
+// Events about the watched directory (or file) itself.
 constexpr std::uint32_t kSelf = IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT | IN_IGNORED;
 
 std::atomic<std::uint64_t> next_id{1};
@@ -69,11 +76,21 @@ void FsWatch::drain() {
 }
 
 int FsWatch::watch(const char* directory, std::string_view name, WatchStamp& stamp) {
-    const int wd = inotify_add_watch(fd_, directory, kMask);
+    return add(directory, kMask, directories_, kMaxDirectories, name, stamp);
+}
+
+int FsWatch::watch_file(const char* path, WatchStamp& stamp) {
+    // Events of a file's own watch carry no name and bump all its buckets.
+    return add(path, kFileMask, files_, kMaxFiles, {}, stamp);
+}
+
+int FsWatch::add(const char* path, std::uint32_t mask, std::size_t& counted, std::size_t limit,
+                 std::string_view name, WatchStamp& stamp) {
+    const int wd = inotify_add_watch(fd_, path, mask);
     if (wd < 0) return -errno;
-    auto [found, added] = by_wd_.try_emplace(wd, 0);
-    if (added && by_wd_.size() > kMaxDirectories) {
-        // Watches are never taken back while their directory lives, so a
+    auto [found, added] = by_wd_.try_emplace(wd, Watched{0, &counted == &files_});
+    if (added && counted >= limit) {
+        // Watches are never taken back while what they watch lives, so a
         // crawl of a large tree would take the user's whole allowance
         // (fs.inotify.max_user_watches, shared by every process of the
         // user): past the cap, entries are checked at each use instead.
@@ -82,15 +99,16 @@ int FsWatch::watch(const char* directory, std::string_view name, WatchStamp& sta
         return -ENOSPC;
     }
     if (added) {
+        ++counted;
         if (!free_records_.empty()) {
-            found->second = free_records_.back();
+            found->second.record = free_records_.back();
             free_records_.pop_back();
         } else {
-            found->second = static_cast<std::uint32_t>(counters_.size() / kBuckets);
+            found->second.record = static_cast<std::uint32_t>(counters_.size() / kBuckets);
             counters_.resize(counters_.size() + kBuckets, 0);
         }
     }
-    stamp.counter = found->second * kBuckets + bucket_of(name);
+    stamp.counter = found->second.record * kBuckets + bucket_of(name);
     stamp.value = counters_[stamp.counter];
     return 0;
 }
@@ -122,14 +140,16 @@ void FsWatch::read_events() {
             }
             const auto found = by_wd_.find(event.wd);
             if (found == by_wd_.end()) continue; // removed already
+            const Watched watched = found->second;
             if (event.len == 0 || (event.mask & kSelf)) {
-                bump_directory(found->second);
+                bump_directory(watched.record);
             } else {
-                bump_bucket(found->second, {name, ::strnlen(name, event.len)});
+                bump_bucket(watched.record, {name, ::strnlen(name, event.len)});
             }
             if (event.mask & IN_IGNORED) {
-                // The watch is gone (its directory deleted or unmounted).
-                free_records_.push_back(found->second);
+                // The watch is gone (what it watched deleted or unmounted).
+                free_records_.push_back(watched.record);
+                --(watched.file ? files_ : directories_);
                 by_wd_.erase(found);
             }
         }

@@ -45,8 +45,10 @@ struct WatchStamp {
 class FsWatch final : private FdWatcher {
 public:
     static constexpr std::uint32_t kBuckets = 32; // per directory
-    // Directories one loop watches at most; past it, watch() says -ENOSPC.
+    // Directories and files one loop watches at most; past them, watch()
+    // and watch_file() say -ENOSPC.
     static constexpr std::size_t kMaxDirectories = 4096;
+    static constexpr std::size_t kMaxFiles = 4096;
 
     // A watch on `loop` (its inotify fd registered there), or nullptr with
     // errno set: no inotify (too many instances, say).
@@ -62,6 +64,13 @@ public:
     // trust what it caches for this entry.
     int watch(const char* directory, std::string_view name, WatchStamp& stamp);
 
+    // Watches the file at `path` itself (its inode, followed through
+    // symlinks): a write, truncation, change of mode or link count made
+    // through ANY of its names, which a directory's watch hears only when it
+    // is made through a name in that directory. 0 or -errno, as watch().
+    // The watch goes when the file's last name does.
+    int watch_file(const char* path, WatchStamp& stamp);
+
     bool current(WatchStamp stamp) const { return counters_[stamp.counter] == stamp.value; }
     // Counts the changes seen: stamps checked when it had some value are
     // all still current while it keeps it.
@@ -76,8 +85,9 @@ public:
     // in fs_watch.cpp says why that is enough).
     void drain();
 
-    // Directories watched now.
-    std::size_t directories() const { return by_wd_.size(); }
+    // Directories and files watched now.
+    std::size_t directories() const { return by_wd_.size() - files_; }
+    std::size_t files() const { return files_; }
 
 private:
     FsWatch(Loop& loop, int fd);
@@ -86,6 +96,10 @@ private:
     void bump_bucket(std::uint32_t record, std::string_view name);
     void bump_directory(std::uint32_t record);
     void bump_all();
+    // Adds a watch of `path` with `mask`, within `limit` watches of its kind
+    // (`counted`, which it keeps); the stamp covers `name`'s bucket.
+    int add(const char* path, std::uint32_t mask, std::size_t& counted, std::size_t limit,
+            std::string_view name, WatchStamp& stamp);
 
     Loop& loop_;
     int fd_;
@@ -95,7 +109,13 @@ private:
     // record freed (its directory gone) is reused as it is, so no stamp of
     // the old directory can match the new one.
     std::vector<std::uint32_t> counters_;
-    std::unordered_map<int, std::uint32_t> by_wd_; // watch descriptor -> record
+    struct Watched {
+        std::uint32_t record;
+        bool file;
+    };
+    std::unordered_map<int, Watched> by_wd_; // watch descriptor -> what it watches
+    std::size_t directories_ = 0;
+    std::size_t files_ = 0;
     std::vector<std::uint32_t> free_records_;
 };
 

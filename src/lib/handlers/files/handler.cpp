@@ -209,7 +209,8 @@ public:
 private:
     bool admit();
     bool fresh(CachedFile& file, Encoding encoding);
-    bool watch_entry(CachedFile& file, const char* path, Walked expected, struct stat& st);
+    bool watch_entry(CachedFile& file, const char* path, Walked expected, struct stat& st,
+                     int fd = -1);
     bool serve_twin(Encoding encoding);
     void remember_missing_twins();
     void serve_file();
@@ -360,25 +361,31 @@ bool FileRequest::fresh(CachedFile& file, Encoding encoding) {
 
 // Watches what `path` depends on for `file`, and tells whether the disk
 // still shows what the caller found: `expected`, and for a file the same
-// one (st holds the caller's fstat, and then the walk's lstat, taken after
-// the watches: a change after it is an event). True with file.watched
-// unset when it cannot be watched (the caller then stamps the entry).
-bool FileRequest::watch_entry(CachedFile& file, const char* path, Walked expected,
-                              struct stat& st) {
+// one, open as `fd` (st holds the caller's fstat, and then one taken after
+// the watches: a change after it is an event). True with file.watched unset
+// when it cannot be watched (the caller then stamps the entry).
+bool FileRequest::watch_entry(CachedFile& file, const char* path, Walked expected, struct stat& st,
+                              int fd) {
     if (!watch_) return true;
     struct stat walked {};
-    const int result = watch_path(*watch_, fd_path(root_), path, file.watch, walked);
+    const std::string root = fd_path(root_);
+    const int result = watch_path(*watch_, root, path, file.watch, walked);
     if (result < 0) return true;
     if (result != static_cast<int>(expected)) return false;
     if (expected == Walked::found) {
         if (!S_ISREG(walked.st_mode) || walked.st_dev != st.st_dev || walked.st_ino != st.st_ino)
             return false;
-        st = walked;
         // inotify hears of a write only through the directory it was made
-        // in, and only of writes this kernel makes: a file with another name
-        // (a hard link) or on a network or FUSE file system is checked
-        // against the disk at every use instead.
-        if (walked.st_nlink > 1 || !inotify_sees_all(root_, path)) return true;
+        // in, and only of writes this kernel makes: a file on a network or
+        // FUSE file system is checked against the disk at every use instead,
+        // and a local file's own watch hears writes through its other names
+        // (hard links, made before or after this). It comes after the walk's
+        // watches, so a name swapped meanwhile shows in their stamps.
+        if (!inotify_sees_all(root_, path)) return true;
+        WatchStamp own;
+        if (watch_->watch_file((root + '/' + path).c_str(), own) < 0) return true;
+        file.watch.stamps.push_back(own);
+        if (fstat(fd, &st) != 0) return false;
     }
     file.watched = true;
     return true;
@@ -443,7 +450,7 @@ void FileRequest::serve_opened(OwnedFd fd, const struct stat& opened, Encoding e
     struct stat st = opened;
     CachedFile file;
     bool cache = static_cast<std::uint64_t>(st.st_size) <= kCachedFileMax &&
-                 watch_entry(file, fs_path_.file(encoding), Walked::found, st);
+                 watch_entry(file, fs_path_.file(encoding), Walked::found, st, fd.get());
     if (!file.watched) cache = cache && wall_seconds() - st.st_mtim.tv_sec >= kSettleSeconds;
     const auto size = static_cast<std::uint64_t>(st.st_size);
     file.stamp = FileStamp::of(st);
