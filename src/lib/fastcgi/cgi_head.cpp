@@ -150,85 +150,79 @@ CgiHead::Status CgiHead::feed(std::string_view bytes, std::size_t& consumed) {
     if (n > 0) std::memcpy(buffer_ + size_, bytes.data(), n);
     size_ += n;
 
+    // A line ends at LF; a CR right before it is no part of it. It is empty
+    // if nothing or that CR came before its LF. The scan resumes at p, in
+    // the line at `start`, in `phase`: they go back to the members only
+    // when the bytes run out.
+    const char* const end = buffer_ + size_;
+    const char* start = buffer_ + line_start_;
+    const char* p = buffer_ + scanned_;
+    Phase phase = phase_;
     for (;;) {
-        const Line line = scan_line();
-        if (line == Line::incomplete) break;
-        // Past the first error, lines are only counted to the empty one.
-        if (line == Line::field && pending_ == nullptr) take_field(name_, value_);
-        if (line != Line::empty) continue;
-        consumed = scanned_ - before;
-        size_ = scanned_;
-        return finish();
+        if (phase == Phase::name) {
+            p = skip_tchars(p, end);
+            if (p == end) break;
+            if (*p == ':' && p != start) {
+                colon_ = static_cast<std::size_t>(p - buffer_);
+                phase = Phase::value;
+                ++p;
+            } else if (p == start && (*p == '\n' || (*p == '\r' && end - p >= 2 && p[1] == '\n'))) {
+                // The empty line: the head is whole.
+                size_ = static_cast<std::size_t>(p - buffer_) + (*p == '\n' ? 1 : 2);
+                line_start_ = scanned_ = size_;
+                phase_ = Phase::name;
+                consumed = size_ - before;
+                return finish();
+            } else if (p == start && *p == '\r' && p + 1 == end) {
+                break; // the empty line, if an LF follows
+            } else {
+                phase = Phase::skip;
+                bad_name_ = true;
+            }
+        }
+        if (phase == Phase::value) {
+            p = skip_value_bytes(p, end);
+            if (p == end) break;
+            const char* lf = p;
+            if (*p == '\r') {
+                if (p + 1 == end) break; // the CR is looked at again with its next byte
+                ++lf;
+            }
+            if (*lf == '\n') {
+                // Past the first error, lines are only counted to the empty one.
+                if (pending_ == nullptr)
+                    take_field({start, colon_ - static_cast<std::size_t>(start - buffer_)},
+                               trimmed(buffer_ + colon_ + 1, p));
+                start = p = lf + 1;
+                phase = Phase::name;
+                continue;
+            }
+            phase = Phase::skip;
+            bad_name_ = false;
+            refuse("a control character in a field value");
+        }
+        // Phase::skip: a refused line, to its LF.
+        const auto* lf =
+            static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+        if (lf == nullptr) {
+            p = end;
+            break;
+        }
+        if (bad_name_) refuse(bad_line_reason(start, lf));
+        start = p = lf + 1;
+        phase = Phase::name;
     }
+    line_start_ = static_cast<std::size_t>(start - buffer_);
+    scanned_ = static_cast<std::size_t>(p - buffer_);
+    phase_ = phase;
     // No empty line yet: a full buffer will never hold one.
     if (size_ == capacity_) return fail("the head does not fit its buffer");
     consumed = bytes.size();
     return state_;
 }
 
-// A line ends at LF; a CR right before it is no part of it. It is empty if
-// nothing or that CR came before its LF.
-CgiHead::Line CgiHead::scan_line() {
-    const char* const end = buffer_ + size_;
-    const char* const start = buffer_ + line_start_;
-    const char* p = buffer_ + scanned_;
-    const auto next_line = [&](const char* after_lf) {
-        line_start_ = scanned_ = static_cast<std::size_t>(after_lf - buffer_);
-        phase_ = Phase::name;
-    };
-    const auto incomplete_at = [&](const char* resume) {
-        scanned_ = static_cast<std::size_t>(resume - buffer_);
-        return Line::incomplete;
-    };
-    if (phase_ == Phase::name) {
-        p = skip_tchars(p, end);
-        if (p == end) return incomplete_at(p);
-        if (*p == ':' && p != start) {
-            colon_ = static_cast<std::size_t>(p - buffer_);
-            phase_ = Phase::value;
-            ++p;
-        } else if (p == start && *p == '\n') {
-            next_line(p + 1);
-            return Line::empty;
-        } else if (p == start && *p == '\r' && p + 1 == end) {
-            return incomplete_at(p); // the empty line, if an LF follows
-        } else if (p == start && *p == '\r' && p[1] == '\n') {
-            next_line(p + 2);
-            return Line::empty;
-        } else {
-            phase_ = Phase::skip;
-            bad_name_ = true;
-        }
-    }
-    if (phase_ == Phase::value) {
-        p = skip_value_bytes(p, end);
-        if (p == end) return incomplete_at(p);
-        const char* lf = p;
-        if (*p == '\r') {
-            if (p + 1 == end) return incomplete_at(p);
-            ++lf;
-        }
-        if (*lf == '\n') {
-            name_ = {start, colon_ - line_start_};
-            value_ = trimmed(buffer_ + colon_ + 1, p);
-            next_line(lf + 1);
-            return Line::field;
-        }
-        phase_ = Phase::skip;
-        bad_name_ = false;
-        refuse("a control character in a field value");
-    }
-    const auto* lf =
-        static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
-    if (lf == nullptr) return incomplete_at(end);
-    scanned_ = static_cast<std::size_t>(lf - buffer_);
-    if (bad_name_) refuse(bad_line_reason());
-    next_line(lf + 1);
-    return Line::refused;
-}
-
-const char* CgiHead::bad_line_reason() const {
-    std::string_view line(buffer_ + line_start_, scanned_ - line_start_);
+const char* CgiHead::bad_line_reason(const char* start, const char* lf) {
+    std::string_view line(start, static_cast<std::size_t>(lf - start));
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     // The name ends at the first colon: one with a byte that is no tchar
     // before it, or none, is invalid.

@@ -98,16 +98,9 @@ private:
         value, // past the colon
         skip,  // in a line already refused: only its LF is looked for
     };
-    enum class Line : std::uint8_t { incomplete, field, empty, refused };
-
-    // Scans the current line from scanned_ on: a whole field line (its
-    // name and value in name_, value_), the empty line, a refused line
-    // (pending_ says why, unless an earlier line did), or incomplete. Past
-    // a line, line_start_ and scanned_ are at the next.
-    Line scan_line();
-    // A refused line's bytes up to its LF (at scanned_): why it is refused,
-    // when the name scan stopped at a byte that is no colon.
-    const char* bad_line_reason() const;
+    // Why the refused line [start, lf) is, when the name scan stopped at
+    // a byte that is no colon.
+    static const char* bad_line_reason(const char* start, const char* lf);
     // The field line just scanned, as the head's (pending_ set if it is
     // refused).
     void take_field(std::string_view name, std::string_view value);
@@ -131,7 +124,6 @@ private:
     Phase phase_ = Phase::name;
     bool bad_name_ = false;         // in Phase::skip: the name scan found no colon
     const char* pending_ = nullptr; // the first error, reported at the empty line
-    std::string_view name_, value_; // of the field line just scanned
     Status state_ = Status::incomplete;
     int status_ = 200;
     bool has_status_ = false;
