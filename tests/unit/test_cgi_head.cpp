@@ -344,3 +344,107 @@ TEST_CASE("past an error it takes nothing, reset() starts over") {
     CHECK(head.field_count() == 1);
     CHECK(head.content_type() == "x/y");
 }
+
+TEST_CASE("field names are classified once, whatever their case") {
+    using K = FieldKind;
+    const std::pair<const char*, K> names[] = {
+        {"Status", K::status},
+        {"STATUS", K::status},
+        {"location", K::location},
+        {"LoCaTiOn", K::location},
+        {"Content-Type", K::content_type},
+        {"content-TYPE", K::content_type},
+        {"Content-Length", K::content_length},
+        {"CONTENT-LENGTH", K::content_length},
+        {"Connection", K::hop_by_hop},
+        {"keep-alive", K::hop_by_hop},
+        {"Transfer-Encoding", K::hop_by_hop},
+        {"X-Accel-Buffering", K::x_accel_buffering},
+        {"x-accel-buffering", K::x_accel_buffering},
+        {"X-Accel-Redirect", K::x_accel},
+        {"x-ACCEL-a", K::x_accel},
+        // Look-alikes: a byte off anywhere, '_' for '-', the prefix alone.
+        {"Statu", K::other},
+        {"Statut", K::other},
+        {"Xtatus", K::other},
+        {"Locatio", K::other},
+        {"Locatiom", K::other},
+        {"Content_Type", K::other},
+        {"Content-Typf", K::other},
+        {"Dontent-Type", K::other},
+        {"Content-Lengtx", K::other},
+        {"Connectiox", K::other},
+        {"Keep_Alive", K::other},
+        {"Transfer-Encodinx", K::other},
+        {"X-Accel-Bufferinh", K::x_accel},
+        {"X-Accel-", K::other},
+        {"X-Accel_A", K::other},
+        {"X-Accelerated", K::other},
+        {"X-Powered-By", K::other},
+        {"Set-Cookie", K::other},
+    };
+    for (const auto& [name, kind] : names) {
+        INFO(name);
+        CHECK(field_kind(name) == kind);
+    }
+    // And as the parser hands them out.
+    std::vector<char> buffer(256);
+    CgiHead head(buffer.data(), buffer.size());
+    std::size_t consumed = 0;
+    REQUIRE(head.feed("x-accel-BUFFERING: no\nSet-Cookie: a\nCONNECTION: x\n"
+                      "content-type: a/b\nX-Accel-Limit-Rate: 1\n\n",
+                      consumed) == Status::done);
+    REQUIRE(head.field_count() == 5);
+    CHECK(head.fields()[0].kind == K::x_accel_buffering);
+    CHECK(head.fields()[1].kind == K::other);
+    CHECK(head.fields()[2].kind == K::hop_by_hop);
+    CHECK(head.fields()[3].kind == K::content_type);
+    CHECK(head.fields()[4].kind == K::x_accel);
+}
+
+TEST_CASE("a head is refused once it is whole, with the first error in it") {
+    std::vector<char> buffer(256);
+    CgiHead head(buffer.data(), buffer.size());
+    std::size_t consumed = 0;
+    // A bad line, then more: the head is not over yet.
+    CHECK(head.feed("no colon\r\n", consumed) == Status::incomplete);
+    CHECK(consumed == 10);
+    CHECK(head.feed("X: a\x01\r\nStatus: 99\r\nA: 1\r\n", consumed) == Status::incomplete);
+    CHECK(head.feed("\r\nbody", consumed) == Status::error);
+    CHECK(std::string(head.error()) == "a head line without a colon");
+
+    CHECK(refuse("Status: 404\r\nStatus: 404\r\nNo colon\r\nX: \x01\r\n\r\n") ==
+          "a repeated Status");
+    CHECK(refuse("X: \x01\r\nNo colon\r\nStatus: 1\r\n\r\n") ==
+          "a control character in a field value");
+    CHECK(refuse("Content-Length: 1\r\nContent-Length: 2\r\nA B: c\r\n\r\n") ==
+          "conflicting Content-Lengths");
+    // A bad line does not make a head that never ends fit.
+    CHECK(refuse("no colon\r\n" + std::string(100, 'x'), 64) == "the head does not fit its buffer");
+}
+
+TEST_CASE("every byte of a long value is checked, whatever its place") {
+    const std::string plain = "0123456789abcdefghijklmnopqrstuvwxyzABCD"; // 40 bytes
+    for (std::size_t at = 0; at < plain.size(); ++at) {
+        INFO("at " << at);
+        for (const char bad : {'\x01', '\x00', '\x1f', '\x7f', '\r', '\x0b'}) {
+            std::string value = plain;
+            value[at] = bad;
+            const Outcome out = feed("Set-Cookie: " + value + "\r\n\r\n", {}, 4096);
+            CHECK(out.status == Status::error);
+        }
+        for (const char good : {'\t', ' ', '\x80', '\xff', '~', ':'}) {
+            std::string value = plain;
+            value[at] = good;
+            const Outcome out = feed("Set-Cookie: " + value + "\r\n\r\n", {}, 4096);
+            REQUIRE(out.status == Status::done);
+            const std::size_t first = value.find_first_not_of(" \t");
+            const std::size_t last = value.find_last_not_of(" \t");
+            CHECK(out.fields == Fields{{"Set-Cookie", value.substr(first, last - first + 1)}});
+        }
+    }
+    // Cut anywhere, a long value still gives what it gives whole.
+    accept("A: " + plain + "\t" + plain + "\r\n\r\n");
+    CHECK(refuse("A: " + plain + "\x7f" + plain + "\r\n\r\n") ==
+          "a control character in a field value");
+}

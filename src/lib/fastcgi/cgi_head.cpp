@@ -3,6 +3,7 @@
 #include "util/ascii.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 namespace weft::fastcgi {
@@ -13,10 +14,87 @@ using ascii::is_digit;
 using ascii::is_whitespace;
 using ascii::trim_whitespace;
 
-// The sizes first, inline: most names differ in size from the one asked
-// for, and that compare costs less than the call.
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && ascii::equals_ignoring_case(a, b);
+constexpr std::uint64_t kOnes = 0x0101010101010101;
+constexpr std::uint64_t kHighs = 0x8080808080808080;
+
+std::uint64_t load8(const char* p) {
+    std::uint64_t word;
+    std::memcpy(&word, p, 8);
+    return word;
+}
+
+std::uint32_t load4(const char* p) {
+    std::uint32_t word;
+    std::memcpy(&word, p, 4);
+    return word;
+}
+
+// Whether `name` is `lower` (as long, of lowercase letters and '-'),
+// whatever its case, a word at a time: each byte of the name with bit 0x20
+// set must be lower's. For a name of tchar only, just a letter's two cases
+// pass: the one other byte that becomes '-' so is 0x0d, no tchar.
+template <std::size_t N>
+bool named(std::string_view name, const char (&lower)[N]) {
+    constexpr std::size_t n = N - 1;
+    static_assert(n >= 4);
+    assert(name.size() == n);
+    const char* const p = name.data();
+    if constexpr (n < 8) {
+        // Two words that overlap in the middle.
+        constexpr std::uint32_t kBits = 0x20202020;
+        return (load4(p) | kBits) == load4(lower) &&
+               (load4(p + n - 4) | kBits) == load4(lower + n - 4);
+    } else {
+        for (std::size_t i = 0; i + 8 <= n; i += 8)
+            if ((load8(p + i) | kOnes * 0x20) != load8(lower + i)) return false;
+        // The last word overlaps the one before.
+        return n % 8 == 0 || (load8(p + n - 8) | kOnes * 0x20) == load8(lower + n - 8);
+    }
+}
+
+// The first byte from `p` on that is no tchar, or `end`: eight unbounded
+// tests at a time while eight bytes are left.
+const char* skip_tchars(const char* p, const char* end) {
+    const auto& tchar = ascii::kTchar;
+    // Spelled out: g++ kept a loop of eight as a loop.
+    for (; end - p >= 8; p += 8) {
+        if (!tchar.contains(p[0])) return p;
+        if (!tchar.contains(p[1])) return p + 1;
+        if (!tchar.contains(p[2])) return p + 2;
+        if (!tchar.contains(p[3])) return p + 3;
+        if (!tchar.contains(p[4])) return p + 4;
+        if (!tchar.contains(p[5])) return p + 5;
+        if (!tchar.contains(p[6])) return p + 6;
+        if (!tchar.contains(p[7])) return p + 7;
+    }
+    while (p < end && tchar.contains(*p)) ++p;
+    return p;
+}
+
+// [from, to) without the SP and HTAB at either end.
+std::string_view trimmed(const char* from, const char* to) {
+    while (from < to && is_whitespace(*from)) ++from;
+    while (to > from && is_whitespace(to[-1])) --to;
+    return {from, static_cast<std::size_t>(to - from)};
+}
+
+// Whether a byte of `word` may be no field-value byte: one below 0x20
+// (HTAB too, which is: the caller looks at those bytes one by one) or DEL.
+// Exact when it says none.
+bool may_hold_control(std::uint64_t word) {
+    const std::uint64_t del = word ^ (kOnes * 0x7f);
+    return ((((word - kOnes * 0x20) & ~word) | ((del - kOnes) & ~del)) & kHighs) != 0;
+}
+
+// The first byte from `p` on that is no field-value byte, or `end`: eight
+// at a time while they are all plain.
+const char* skip_value_bytes(const char* p, const char* end) {
+    for (;;) {
+        while (end - p >= 8 && !may_hold_control(load8(p))) p += 8;
+        const char* const word_end = end - p >= 8 ? p + 8 : end;
+        while (p < word_end && ascii::is_field_value_char(*p)) ++p;
+        if (p < word_end || p == end) return p;
+    }
 }
 
 // Content-Length's digits, or kNoLength if there are none, others, or too
@@ -33,6 +111,35 @@ std::uint64_t parse_length(std::string_view digits) {
 
 } // namespace
 
+FieldKind field_kind(std::string_view name) {
+    // By size first: most names are none of these, and their size says so.
+    switch (name.size()) {
+    case 6:
+        if (named(name, "status")) return FieldKind::status;
+        break;
+    case 8:
+        if (named(name, "location")) return FieldKind::location;
+        break;
+    case 10:
+        if (named(name, "connection") || named(name, "keep-alive")) return FieldKind::hop_by_hop;
+        break;
+    case 12:
+        if (named(name, "content-type")) return FieldKind::content_type;
+        break;
+    case 14:
+        if (named(name, "content-length")) return FieldKind::content_length;
+        break;
+    case 17:
+        if (named(name, "transfer-encoding")) return FieldKind::hop_by_hop;
+        if (named(name, "x-accel-buffering")) return FieldKind::x_accel_buffering;
+        break;
+    default:
+        break;
+    }
+    if (name.size() > 8 && named(name.substr(0, 8), "x-accel-")) return FieldKind::x_accel;
+    return FieldKind::other;
+}
+
 CgiHead::Status CgiHead::feed(std::string_view bytes, std::size_t& consumed) {
     consumed = 0;
     if (state_ != Status::incomplete) return state_;
@@ -43,79 +150,133 @@ CgiHead::Status CgiHead::feed(std::string_view bytes, std::size_t& consumed) {
     if (n > 0) std::memcpy(buffer_ + size_, bytes.data(), n);
     size_ += n;
 
-    // A line ends at LF; it is empty if nothing or a lone CR came before its
-    // LF. The first empty line ends the head.
-    while (scanned_ < size_) {
-        const void* lf = std::memchr(buffer_ + scanned_, '\n', size_ - scanned_);
+    // A line ends at LF; a CR right before it is no part of it. It is empty
+    // if nothing or that CR came before its LF. The scan resumes at p, in
+    // the line at `start`, in `phase`: they go back to the members only
+    // when the bytes run out.
+    const char* const end = buffer_ + size_;
+    const char* start = buffer_ + line_start_;
+    const char* p = buffer_ + scanned_;
+    Phase phase = phase_;
+    for (;;) {
+        if (phase == Phase::name) {
+            p = skip_tchars(p, end);
+            if (p == end) break;
+            if (*p == ':' && p != start) {
+                colon_ = static_cast<std::size_t>(p - buffer_);
+                phase = Phase::value;
+                ++p;
+            } else if (p == start && (*p == '\n' || (*p == '\r' && end - p >= 2 && p[1] == '\n'))) {
+                // The empty line: the head is whole.
+                size_ = static_cast<std::size_t>(p - buffer_) + (*p == '\n' ? 1 : 2);
+                line_start_ = scanned_ = size_;
+                phase_ = Phase::name;
+                consumed = size_ - before;
+                return finish();
+            } else if (p == start && *p == '\r' && p + 1 == end) {
+                break; // the empty line, if an LF follows
+            } else {
+                phase = Phase::skip;
+                bad_name_ = true;
+            }
+        }
+        if (phase == Phase::value) {
+            p = skip_value_bytes(p, end);
+            if (p == end) break;
+            const char* lf = p;
+            if (*p == '\r') {
+                if (p + 1 == end) break; // the CR is looked at again with its next byte
+                ++lf;
+            }
+            if (*lf == '\n') {
+                // Past the first error, lines are only counted to the empty one.
+                if (pending_ == nullptr)
+                    take_field({start, colon_ - static_cast<std::size_t>(start - buffer_)},
+                               trimmed(buffer_ + colon_ + 1, p));
+                start = p = lf + 1;
+                phase = Phase::name;
+                continue;
+            }
+            phase = Phase::skip;
+            bad_name_ = false;
+            refuse("a control character in a field value");
+        }
+        // Phase::skip: a refused line, to its LF.
+        const auto* lf =
+            static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
         if (lf == nullptr) {
-            scanned_ = size_;
+            p = end;
             break;
         }
-        const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(lf) - buffer_);
-        scanned_ = at + 1;
-        const std::size_t length = at - line_start_;
-        if (length == 0 || (length == 1 && buffer_[line_start_] == '\r')) {
-            consumed = scanned_ - before;
-            size_ = scanned_;
-            return parse(scanned_);
-        }
-        line_start_ = scanned_;
+        if (bad_name_) refuse(bad_line_reason(start, lf));
+        start = p = lf + 1;
+        phase = Phase::name;
     }
+    line_start_ = static_cast<std::size_t>(start - buffer_);
+    scanned_ = static_cast<std::size_t>(p - buffer_);
+    phase_ = phase;
     // No empty line yet: a full buffer will never hold one.
     if (size_ == capacity_) return fail("the head does not fit its buffer");
     consumed = bytes.size();
     return state_;
 }
 
-CgiHead::Status CgiHead::parse(std::size_t head_end) {
-    std::size_t at = 0;
-    for (;;) {
-        const auto* lf = static_cast<const char*>(std::memchr(buffer_ + at, '\n', head_end - at));
-        std::string_view line(buffer_ + at, static_cast<std::size_t>(lf - buffer_) - at);
-        at += line.size() + 1;
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (line.empty()) break; // the empty line, always the last
+const char* CgiHead::bad_line_reason(const char* start, const char* lf) {
+    std::string_view line(start, static_cast<std::size_t>(lf - start));
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // The name ends at the first colon: one with a byte that is no tchar
+    // before it, or none, is invalid.
+    return line.find(':') == std::string_view::npos ? "a head line without a colon"
+                                                    : "an invalid field name";
+}
 
-        const std::size_t colon = line.find(':');
-        if (colon == std::string_view::npos) return fail("a head line without a colon");
-        const std::string_view name = line.substr(0, colon);
-        if (name.empty() || !ascii::kTchar.contains_all(name)) return fail("an invalid field name");
-        const std::string_view value = trim_whitespace(line.substr(colon + 1));
-        // A lambda, not the function's address: g++ called that once a byte.
-        if (!std::all_of(value.begin(), value.end(),
-                         [](char c) { return ascii::is_field_value_char(c); }))
-            return fail("a control character in a field value");
-
-        if (equals_ignoring_case(name, "status")) {
-            if (has_status_) return fail("a repeated Status");
-            if (!status_field(value)) return fail("an invalid Status");
-            continue;
-        }
-        // Location and Content-Type: PHP's header($field, false) can send one
-        // twice, and the later one is what the script meant; an empty
-        // Location says nothing.
-        if (equals_ignoring_case(name, "location")) {
-            if (value.empty()) continue;
-            const bool again = !location_.empty();
-            location_ = value;
-            if (again && replace("location", value)) continue;
-        } else if (equals_ignoring_case(name, "content-type")) {
-            const bool again = has_content_type_;
-            has_content_type_ = true;
-            content_type_ = value;
-            if (again && replace("content-type", value)) continue;
-        } else if (equals_ignoring_case(name, "content-length")) {
-            const std::uint64_t length = parse_length(value);
-            if (length == kNoLength) return fail("an invalid Content-Length");
-            if (content_length_ != kNoLength) {
-                if (length != content_length_) return fail("conflicting Content-Lengths");
-                continue; // the same length again: one field says it
-            }
-            content_length_ = length;
-        }
-        if (field_count_ == kMaxFields) return fail("too many head fields");
-        fields_[field_count_++] = {name, value};
+void CgiHead::take_field(std::string_view name, std::string_view value) {
+    const FieldKind kind = field_kind(name);
+    switch (kind) {
+    case FieldKind::status:
+        if (has_status_) return refuse("a repeated Status");
+        if (!status_field(value)) return refuse("an invalid Status");
+        return;
+    // Location and Content-Type: PHP's header($field, false) can send one
+    // twice, and the later one is what the script meant; an empty Location
+    // says nothing.
+    case FieldKind::location: {
+        if (value.empty()) return;
+        const bool again = !location_.empty();
+        location_ = value;
+        if (again && replace(kind, value)) return;
+        break;
     }
+    case FieldKind::content_type: {
+        const bool again = has_content_type_;
+        has_content_type_ = true;
+        content_type_ = value;
+        if (again && replace(kind, value)) return;
+        break;
+    }
+    case FieldKind::content_length: {
+        const std::uint64_t length = parse_length(value);
+        if (length == kNoLength) return refuse("an invalid Content-Length");
+        if (content_length_ != kNoLength) {
+            if (length != content_length_) return refuse("conflicting Content-Lengths");
+            return; // the same length again: one field says it
+        }
+        content_length_ = length;
+        break;
+    }
+    default:
+        break;
+    }
+    if (field_count_ == kMaxFields) return refuse("too many head fields");
+    // Member by member: g++ built the whole entry on the stack, then copied it.
+    CgiField& field = fields_[field_count_++];
+    field.name = name;
+    field.value = value;
+    field.kind = kind;
+}
+
+CgiHead::Status CgiHead::finish() {
+    if (pending_ != nullptr) return fail(pending_);
     if (!has_status_ && !location_.empty() && !local_redirect()) status_ = 302;
     state_ = Status::done;
     return state_;
@@ -134,9 +295,9 @@ bool CgiHead::status_field(std::string_view value) {
     return true;
 }
 
-bool CgiHead::replace(std::string_view lower_name, std::string_view value) {
+bool CgiHead::replace(FieldKind kind, std::string_view value) {
     for (std::size_t i = 0; i < field_count_; ++i) {
-        if (equals_ignoring_case(fields_[i].name, lower_name)) {
+        if (fields_[i].kind == kind) {
             fields_[i].value = value;
             return true;
         }
@@ -159,6 +320,10 @@ void CgiHead::reset() {
     size_ = 0;
     scanned_ = 0;
     line_start_ = 0;
+    colon_ = 0;
+    phase_ = Phase::name;
+    bad_name_ = false;
+    pending_ = nullptr;
     state_ = Status::incomplete;
     status_ = 200;
     has_status_ = false;

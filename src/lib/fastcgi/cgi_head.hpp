@@ -22,6 +22,13 @@
 // Content-Type replaces the earlier one (PHP's header($f, false) sends
 // both), an empty Location is dropped; Content-Length again with the same
 // length is dropped, with another an error.
+//
+// Each line is parsed as soon as its LF is in, in one pass over its bytes
+// (no search for the line's end, then for its colon, then a check). An
+// error is kept until the empty line: a head is refused only once it is
+// whole (or cannot be), with the first error in it, as if it were parsed
+// then. Every field's name is classified once, here (FieldKind), so that
+// nothing downstream compares names again.
 
 #include <cstddef>
 #include <cstdint>
@@ -29,9 +36,25 @@
 
 namespace weft::fastcgi {
 
+// The names this parser and the fastcgi handler act on, whatever their case.
+enum class FieldKind : std::uint8_t {
+    other,
+    status, // never in fields(): it becomes status() and reason()
+    location,
+    content_type,
+    content_length,
+    hop_by_hop,        // Connection, Keep-Alive, Transfer-Encoding: framing is the proxy's
+    x_accel_buffering, // X-Accel-Buffering
+    x_accel,           // any other X-Accel-*: instructions to the proxy
+};
+
+// The kind of a field name made of tchar only (RFC 9110 §5.6.2).
+FieldKind field_kind(std::string_view name);
+
 struct CgiField {
     std::string_view name;
     std::string_view value; // surrounding whitespace removed
+    FieldKind kind;
 };
 
 class CgiHead {
@@ -69,18 +92,38 @@ public:
     void reset();
 
 private:
-    Status parse(std::size_t head_end);
+    // Where the scan of the current line is.
+    enum class Phase : std::uint8_t {
+        name,  // in the field name (or at the line's start)
+        value, // past the colon
+        skip,  // in a line already refused: only its LF is looked for
+    };
+    // Why the refused line [start, lf) is, when the name scan stopped at
+    // a byte that is no colon.
+    static const char* bad_line_reason(const char* start, const char* lf);
+    // The field line just scanned, as the head's (pending_ set if it is
+    // refused).
+    void take_field(std::string_view name, std::string_view value);
+    // The head is whole: done, or its first error.
+    Status finish();
     bool status_field(std::string_view value);
-    // Gives the field named `lower_name` (a repeated Location or
-    // Content-Type) its new value; false if there is none.
-    bool replace(std::string_view lower_name, std::string_view value);
+    // Gives the field of `kind` (a repeated Location or Content-Type) its
+    // new value; false if there is none.
+    bool replace(FieldKind kind, std::string_view value);
+    void refuse(const char* why) {
+        if (pending_ == nullptr) pending_ = why;
+    }
     Status fail(const char* why);
 
     char* buffer_;
     std::size_t capacity_;
     std::size_t size_ = 0;       // bytes gathered
-    std::size_t scanned_ = 0;    // where the search for the empty line resumes
+    std::size_t scanned_ = 0;    // where the scan resumes
     std::size_t line_start_ = 0; // where the line being scanned starts
+    std::size_t colon_ = 0;      // the current line's colon, in Phase::value
+    Phase phase_ = Phase::name;
+    bool bad_name_ = false;         // in Phase::skip: the name scan found no colon
+    const char* pending_ = nullptr; // the first error, reported at the empty line
     Status state_ = Status::incomplete;
     int status_ = 200;
     bool has_status_ = false;

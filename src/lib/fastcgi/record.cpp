@@ -356,7 +356,7 @@ RecordReader::Item RecordReader::next(std::string_view input, std::size_t& consu
             consumed = at + n;
             Item item;
             item.kind = type_ == RecordType::stdout_ ? Kind::stdout_data : Kind::stderr_data;
-            item.data = input.substr(at, n);
+            item.data = {input.data() + at, n};
             return item;
         }
         case State::padding:

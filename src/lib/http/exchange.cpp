@@ -8,6 +8,7 @@
 #include "util/ascii.hpp"
 
 #include <array>
+#include <cassert>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -153,6 +154,16 @@ void Exchange::header(std::string_view name, std::string_view value) {
         overflow_ = true;
         return;
     }
+    append_field(name, value);
+}
+
+void Exchange::header_checked(std::string_view name, std::string_view value) {
+    assert(!has_line_break(name) && !has_line_break(value));
+    assert(name.find('\0') == std::string_view::npos && value.find('\0') == std::string_view::npos);
+    append_field(name, value);
+}
+
+void Exchange::append_field(std::string_view name, std::string_view value) {
     const std::size_t need = name.size() + value.size() + 4;
     if (head_size_ + need > kFieldCapacity) {
         overflow_ = true;

@@ -109,6 +109,10 @@ public:
     // Appends a field. One holding CR or LF, or more fields than fit, fail
     // the response with a 500 instead.
     void header(std::string_view name, std::string_view value);
+    // As header(), for a field whose name and value were checked already to
+    // hold no CR, LF or NUL (a FastCGI backend's head, which its parser
+    // refuses otherwise): only the room is checked.
+    void header_checked(std::string_view name, std::string_view value);
     // Appends ready-made field lines ("Name: value\r\n" each), unchecked:
     // only for lines the server built from its own data (a cache's stored
     // head), never from anything a request or a backend sent.
@@ -251,6 +255,8 @@ private:
     // Right after the handler's fields: where Connection and the blank line go.
     char* fields_end() { return head_ + kLeadRoom + head_size_; }
     int fail(int error);
+    // header()'s append, its field checked.
+    void append_field(std::string_view name, std::string_view value);
     // The configuration's rules, on the head about to go (noinline: off the
     // path of a response without rules); false when its lines did not fit
     // after the handler's fields.

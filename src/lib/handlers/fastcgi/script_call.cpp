@@ -42,21 +42,10 @@ bool backend_closed(int fd) {
 
 // Whether a field of the CGI head goes on to the client: framing is this
 // server's, and X-Accel-* are instructions to it.
-bool passes_on(std::string_view name) {
-    if (name.size() > 8 && (name[0] | 0x20) == 'x')
-        return !ascii::equals_ignoring_case(name.substr(0, 8), "X-Accel-");
-    // Then by size: most fields are none of these, and a size rules them out.
-    switch (name.size()) {
-    case 10:
-        return !ascii::equals_ignoring_case(name, "Connection") &&
-               !ascii::equals_ignoring_case(name, "Keep-Alive");
-    case 14:
-        return !ascii::equals_ignoring_case(name, "Content-Length");
-    case 17:
-        return !ascii::equals_ignoring_case(name, "Transfer-Encoding");
-    default:
-        return true;
-    }
+bool passes_on(fastcgi::FieldKind kind) {
+    using fastcgi::FieldKind;
+    return kind != FieldKind::content_length && kind != FieldKind::hop_by_hop &&
+           kind != FieldKind::x_accel_buffering && kind != FieldKind::x_accel;
 }
 
 bool client_pipelined(const void* exchange) {
@@ -406,7 +395,7 @@ bool ScriptCall::head_fits() const {
     std::size_t bytes = 0;
     for (std::size_t i = 0; i < cgi.field_count(); ++i) {
         const fastcgi::CgiField& field = cgi.fields()[i];
-        if (passes_on(field.name)) bytes += field.name.size() + field.value.size() + 4;
+        if (passes_on(field.kind)) bytes += field.name.size() + field.value.size() + 4;
     }
     return bytes <= http::Exchange::kFieldCapacity;
 }
@@ -416,7 +405,8 @@ void ScriptCall::copy_head() {
     exchange_.status(cgi.status());
     for (std::size_t i = 0; i < cgi.field_count(); ++i) {
         const fastcgi::CgiField& field = cgi.fields()[i];
-        if (passes_on(field.name)) exchange_.header(field.name, field.value);
+        // The parser let no CR, LF or NUL through (cgi_head.hpp).
+        if (passes_on(field.kind)) exchange_.header_checked(field.name, field.value);
     }
 }
 
@@ -507,9 +497,9 @@ bool ScriptCall::buffers_response() const {
     const CgiHead& cgi = backend_->cgi;
     for (std::size_t i = 0; i < cgi.field_count(); ++i) {
         const fastcgi::CgiField& field = cgi.fields()[i];
-        if (ascii::equals_ignoring_case(field.name, "X-Accel-Buffering")) {
+        if (field.kind == fastcgi::FieldKind::x_accel_buffering) {
             if (ascii::equals_ignoring_case(field.value, "no")) return false;
-        } else if (ascii::equals_ignoring_case(field.name, "Content-Type")) {
+        } else if (field.kind == fastcgi::FieldKind::content_type) {
             constexpr std::string_view kEvents = "text/event-stream";
             if (field.value.size() >= kEvents.size() &&
                 ascii::equals_ignoring_case(field.value.substr(0, kEvents.size()), kEvents))
