@@ -158,6 +158,15 @@ void RecordWriter::header_param(std::string_view field_name,
     }
 }
 
+std::string_view RecordWriter::params_since(Mark mark) const {
+    if (error_ != 0 || owed_ != 0 || flushes_ != mark.flushes || type_ != RecordType::params)
+        return {};
+    // In the record open at the mark, or in one that began there.
+    if (mark.record != SIZE_MAX ? record_ != mark.record : record_ != mark.size) return {};
+    const std::size_t from = mark.record != SIZE_MAX ? mark.size : mark.size + kHeaderSize;
+    return {buffer_ + from, size_ - from};
+}
+
 void RecordWriter::end_params() {
     end_stream(RecordType::params);
 }
@@ -198,6 +207,7 @@ int RecordWriter::flush() {
     if (error_ != 0) return error_;
     close_record();
     if (size_ == 0) return 0;
+    ++flushes_;
     const int result = flush_(context_, buffer_, size_);
     if (result != 0) {
         error_ = result;
@@ -299,6 +309,7 @@ bool RecordWriter::make_room(std::size_t size) {
     if (capacity_ - size_ >= size) return true;
     close_record();
     if (size_ > 0) {
+        ++flushes_;
         const int result = flush_(context_, buffer_, size_);
         if (result != 0) {
             error_ = result;

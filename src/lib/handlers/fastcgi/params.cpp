@@ -8,7 +8,9 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 
 namespace weft::handlers {
 
@@ -103,15 +105,131 @@ char* put_short_pair(char* out, std::string_view name, std::string_view value) {
     return fastcgi::put_bytes(fastcgi::put_bytes(out, name), value);
 }
 
+// --- The per-thread params cache (params.hpp) --------------------------------
+//
+// A slot holds a key, every input write_params reads, each as a 2-byte size
+// and its bytes, and the pairs those inputs made. Direct-mapped by the
+// client's fd like cached_ends; a slot serves whichever request has its
+// inputs, so two connections sharing one only cost each other misses.
+
+constexpr std::size_t kParamsSlots = 64;
+constexpr std::size_t kParamsSlotBytes = 4096;
+
+struct ParamsSlot {
+    std::uint16_t key_size; // 0: empty
+    std::uint16_t pairs_size;
+    char bytes[kParamsSlotBytes - 4]; // the key, then the pairs
+};
+
+// The table, made on a thread's first FastCGI request: calloc's fresh pages
+// cost memory only once a slot is written.
+struct FreeSlots {
+    void operator()(ParamsSlot* slots) const { std::free(slots); }
+};
+thread_local std::unique_ptr<ParamsSlot[], FreeSlots> params_slots;
+
+ParamsSlot* params_slot(int fd) {
+    if (fd < 0) return nullptr;
+    if (!params_slots) [[unlikely]] {
+        params_slots.reset(static_cast<ParamsSlot*>(std::calloc(kParamsSlots, sizeof(ParamsSlot))));
+        if (!params_slots) return nullptr;
+    }
+    return &params_slots[static_cast<unsigned>(fd) % kParamsSlots];
+}
+
+// Every input of encode_params, in the order they are compared: those that
+// differ most often between requests first, so a miss is found early.
+static_assert(sizeof(ScriptParams) == 12 * sizeof(std::string_view),
+              "a new field of ScriptParams goes into the key too");
+template <class Key>
+bool each_input(Key& key, const http::Request& request, const ScriptParams& p,
+                const Endpoints& endpoints) {
+    const char minor = static_cast<char>(request.minor);
+    if (!(key.text(p.request_uri) && key.text({endpoints.pairs, endpoints.pairs_size}) &&
+          key.text(p.document_uri) && key.text(p.script_name) && key.text(p.script_file) &&
+          key.text(p.path_info) && key.text(p.query) && key.text(p.method) &&
+          key.text(p.content_length) && key.text(p.server_name) && key.text(p.document_root) &&
+          key.text(p.fixed) && key.text(p.extra) && key.text(request.remote_user) &&
+          key.text({&minor, 1}) && key.count(request.header_count)))
+        return false;
+    for (std::size_t i = 0; i < request.header_count; ++i)
+        if (!key.text(request.headers[i].name) || !key.text(request.headers[i].value)) return false;
+    return true;
+}
+
+std::uint16_t load16(const char* p) {
+    std::uint16_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// Whether `n` bytes at `a` and `b` are the same: short runs by two words
+// each (overlapping when they must), so most keys take no call.
+[[gnu::always_inline]] inline bool same_bytes(const char* a, const char* b, std::size_t n) {
+    const auto word = [](const char* p, auto type) {
+        decltype(type) v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+    };
+    if (n > 16) return std::memcmp(a, b, n) == 0;
+    if (n >= 8) {
+        const std::uint64_t z = std::uint64_t{};
+        return ((word(a, z) ^ word(b, z)) | (word(a + n - 8, z) ^ word(b + n - 8, z))) == 0;
+    }
+    if (n >= 4) {
+        const std::uint32_t z = std::uint32_t{};
+        return ((word(a, z) ^ word(b, z)) | (word(a + n - 4, z) ^ word(b + n - 4, z))) == 0;
+    }
+    return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1]);
+}
+
+// Compares the inputs with a slot's key, one after the other.
+struct KeyMatch {
+    const char* at;
+    bool text(std::string_view text) {
+        if (load16(at) != text.size() || !same_bytes(at + 2, text.data(), text.size()))
+            return false;
+        at += 2 + text.size();
+        return true;
+    }
+    bool count(std::size_t n) {
+        if (load16(at) != n) return false;
+        at += 2;
+        return true;
+    }
+};
+
+// Writes the inputs into a slot's key; false when they do not fit.
+struct KeyStore {
+    char* at;
+    char* end;
+    bool text(std::string_view text) {
+        if (text.size() + 2 > static_cast<std::size_t>(end - at)) return false;
+        const auto size = static_cast<std::uint16_t>(text.size());
+        std::memcpy(at, &size, 2);
+        at = fastcgi::put_bytes(at + 2, text);
+        return true;
+    }
+    bool count(std::size_t n) {
+        if (n > 0xffff || end - at < 2) return false;
+        const auto size = static_cast<std::uint16_t>(n);
+        std::memcpy(at, &size, 2);
+        at += 2;
+        return true;
+    }
+};
+
 } // namespace
 
 void Endpoints::look_up(int fd, const http::ForwardedClient* forwarded) {
     const SocketEnds* ends = io::socket_ends(fd);
+    this->fd = fd;
     if (!ends) return encode();
     CachedEnds* cached =
         forwarded ? nullptr : &cached_ends[static_cast<unsigned>(fd) % kCachedEnds];
     if (cached && same_ends(*cached, *ends)) {
         *this = cached->endpoints;
+        this->fd = fd;
         return;
     }
     address_text(ends->peer, remote_address, sizeof remote_address, remote_port);
@@ -148,8 +266,10 @@ void Endpoints::encode() {
     pairs_size = static_cast<std::uint8_t>(out - pairs);
 }
 
-void write_params(fastcgi::RecordWriter& w, const http::Request& request, const ScriptParams& p,
-                  const Endpoints& endpoints) {
+namespace {
+
+void encode_params(fastcgi::RecordWriter& w, const http::Request& request, const ScriptParams& p,
+                   const Endpoints& endpoints) {
     const std::string_view filename[] = {p.document_root, p.script_file};
     w.param("SCRIPT_FILENAME", filename);
     w.param("SCRIPT_NAME", p.script_name);
@@ -201,6 +321,33 @@ void write_params(fastcgi::RecordWriter& w, const http::Request& request, const 
     }
 
     w.encoded_params(p.extra);
+}
+
+} // namespace
+
+void write_params(fastcgi::RecordWriter& w, const http::Request& request, const ScriptParams& p,
+                  const Endpoints& endpoints) {
+    ParamsSlot* const slot = params_slot(endpoints.fd);
+    if (!slot) return encode_params(w, request, p, endpoints);
+    if (slot->key_size != 0) {
+        KeyMatch match{slot->bytes};
+        if (each_input(match, request, p, endpoints) && match.at == slot->bytes + slot->key_size &&
+            w.encoded_params_in_place({match.at, slot->pairs_size}))
+            return;
+    }
+    const fastcgi::RecordWriter::Mark mark = w.mark();
+    encode_params(w, request, p, endpoints);
+    // Kept when the pairs are all in the buffer, in one record: so is the
+    // copy a later request gets.
+    const std::string_view pairs = w.params_since(mark);
+    slot->key_size = 0;
+    KeyStore store{slot->bytes, slot->bytes + sizeof slot->bytes};
+    if (pairs.empty() || !each_input(store, request, p, endpoints) ||
+        pairs.size() > static_cast<std::size_t>(store.end - store.at))
+        return;
+    std::memcpy(store.at, pairs.data(), pairs.size());
+    slot->pairs_size = static_cast<std::uint16_t>(pairs.size());
+    slot->key_size = static_cast<std::uint16_t>(store.at - slot->bytes);
 }
 
 std::string fixed_params() {
