@@ -127,6 +127,7 @@ struct FreeSlots {
     void operator()(ParamsSlot* slots) const { std::free(slots); }
 };
 thread_local std::unique_ptr<ParamsSlot[], FreeSlots> params_slots;
+thread_local std::uint64_t reused_count = 0;
 
 ParamsSlot* params_slot(int fd) {
     if (fd < 0) return nullptr;
@@ -186,13 +187,13 @@ std::uint16_t load16(const char* p) {
 // Compares the inputs with a slot's key, one after the other.
 struct KeyMatch {
     const char* at;
-    bool text(std::string_view text) {
+    [[gnu::always_inline]] bool text(std::string_view text) {
         if (load16(at) != text.size() || !same_bytes(at + 2, text.data(), text.size()))
             return false;
         at += 2 + text.size();
         return true;
     }
-    bool count(std::size_t n) {
+    [[gnu::always_inline]] bool count(std::size_t n) {
         if (load16(at) != n) return false;
         at += 2;
         return true;
@@ -332,8 +333,10 @@ void write_params(fastcgi::RecordWriter& w, const http::Request& request, const 
     if (slot->key_size != 0) {
         KeyMatch match{slot->bytes};
         if (each_input(match, request, p, endpoints) && match.at == slot->bytes + slot->key_size &&
-            w.encoded_params_in_place({match.at, slot->pairs_size}))
+            w.encoded_params_in_place({match.at, slot->pairs_size})) {
+            ++reused_count;
             return;
+        }
     }
     const fastcgi::RecordWriter::Mark mark = w.mark();
     encode_params(w, request, p, endpoints);
@@ -348,6 +351,10 @@ void write_params(fastcgi::RecordWriter& w, const http::Request& request, const 
     std::memcpy(store.at, pairs.data(), pairs.size());
     slot->pairs_size = static_cast<std::uint16_t>(pairs.size());
     slot->key_size = static_cast<std::uint16_t>(store.at - slot->bytes);
+}
+
+std::uint64_t reused_params() {
+    return reused_count;
 }
 
 std::string fixed_params() {

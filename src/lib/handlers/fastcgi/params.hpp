@@ -100,5 +100,7 @@ std::string extra_params(const std::vector<std::pair<std::string, std::string>>&
 // Pairs written through a flush, or too large for a slot, are not kept.
 void write_params(fastcgi::RecordWriter& writer, const http::Request& request,
                   const ScriptParams& params, const Endpoints& endpoints);
+// How many of this thread's write_params calls copied kept pairs.
+std::uint64_t reused_params();
 
 } // namespace weft::handlers
