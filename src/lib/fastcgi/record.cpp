@@ -29,10 +29,6 @@ std::uint32_t be32(const char* p) {
            static_cast<std::uint32_t>(static_cast<unsigned char>(p[3]));
 }
 
-char upper_underscore(char c) {
-    return c == '-' ? '_' : ascii::to_upper(c);
-}
-
 } // namespace
 
 void encode_header(char* out, RecordType type, std::uint16_t request_id,
@@ -131,8 +127,8 @@ void RecordWriter::header_param(std::string_view field_name,
     const std::size_t name_size = prefix.size() + field_name.size();
     if (char* out = pair_room(name_size, value_size)) {
         std::memcpy(out, prefix.data(), prefix.size());
-        out = std::transform(field_name.begin(), field_name.end(), out + prefix.size(),
-                             upper_underscore);
+        ascii::put_cgi_name(out + prefix.size(), field_name.data(), field_name.size());
+        out += prefix.size() + field_name.size();
         for (std::size_t i = 0; i < values.size(); ++i) {
             if (i > 0) out = put_bytes(out, separator);
             out = put_bytes(out, values[i]);
@@ -149,7 +145,7 @@ void RecordWriter::header_param(std::string_view field_name,
     char piece[64];
     for (std::size_t at = 0; at < field_name.size(); at += sizeof piece) {
         const std::size_t n = std::min(sizeof piece, field_name.size() - at);
-        std::transform(field_name.data() + at, field_name.data() + at + n, piece, upper_underscore);
+        ascii::put_cgi_name(piece, field_name.data() + at, n);
         append(piece, n);
     }
     for (std::size_t i = 0; i < values.size(); ++i) {
