@@ -349,6 +349,7 @@ TEST_CASE("params: pairs through a flush are not kept, and a copy never goes thr
     // A head larger than the writer's buffer: the pairs go out in pieces.
     Inputs big("GET /index.php/user/7?a=1 HTTP/1.1\r\nHost: example.com\r\nX-Big: " +
                std::string(1200, 'b') + "\r\n\r\n");
+    big.endpoints.fd = 7;
     const std::string expected = written_anew(big.request, big.params, big.endpoints);
     const std::string in_pieces = written_anew(big.request, big.params, big.endpoints, 1024);
     REQUIRE(in_pieces != expected); // more records
@@ -362,8 +363,42 @@ TEST_CASE("params: pairs through a flush are not kept, and a copy never goes thr
     CHECK(sent_params(big.request, big.params, big.endpoints) == expected);
     CHECK(sent_params(big.request, big.params, big.endpoints, 1024) == in_pieces);
     CHECK(reused_params() == reused);
-    // (The pieces emptied the slot: kept again, then copied.)
-    for (int i = 0; i < 2; ++i)
+    // The pieces emptied the slot, whose entry went unused: it waits two
+    // misses, keeps the pairs, then copies them.
+    for (int i = 0; i < 3; ++i)
         CHECK(sent_params(big.request, big.params, big.endpoints) == expected);
     CHECK(reused_params() == reused + 1);
+}
+
+TEST_CASE("params: a slot whose entries go unused keeps fewer, and one copy makes it keep again",
+          "[fastcgi]") {
+    Inputs base(kHead);
+    base.endpoints.fd = 9;
+    // Every request another: the slot's entries go unused.
+    std::vector<std::string> queries;
+    for (int i = 0; i < 40; ++i) queries.push_back("q=" + std::to_string(100 + i));
+    const std::uint64_t reused = reused_params();
+    for (const std::string& query : queries) {
+        Inputs other = base;
+        other.params.query = query;
+        sent_params(other.request, other.params, other.endpoints);
+    }
+    CHECK(reused_params() == reused);
+    // Then the same request again and again: kept after at most 2^4 misses.
+    const std::string expected = written_anew(base.request, base.params, base.endpoints);
+    int misses = 0;
+    while (reused_params() == reused && misses < 40) {
+        CHECK(sent_params(base.request, base.params, base.endpoints) == expected);
+        ++misses;
+    }
+    CHECK(misses > 2);   // it waited
+    CHECK(misses <= 17); // at most 16 misses, then the copy
+    // A copy made: another head is kept at once, and copied next time.
+    Inputs other = base;
+    other.params.query = "z=1";
+    const std::string other_pairs = written_anew(other.request, other.params, other.endpoints);
+    CHECK(sent_params(other.request, other.params, other.endpoints) == other_pairs);
+    const std::uint64_t before = reused_params();
+    CHECK(sent_params(other.request, other.params, other.endpoints) == other_pairs);
+    CHECK(reused_params() == before + 1);
 }

@@ -428,7 +428,7 @@ TEST_CASE("a pair that does not fit the open record starts one of its own") {
     CHECK(w.sink.flushes[0].size() == 64);
 }
 
-TEST_CASE("a pair of exactly a record's content is one record; one byte more is cut") {
+TEST_CASE("a pair of exactly a record's content is one record, and one byte more is cut") {
     for (std::size_t capacity : {64, 16384, 70000}) {
         INFO("capacity " << capacity);
         Writer fits(capacity);
@@ -899,7 +899,7 @@ TEST_CASE("the pairs since a mark, copied in place, are the records writing them
     CHECK(copied_sink.all() == anew_sink.all());
 }
 
-TEST_CASE("no pairs since a mark a flush came after; none copied where they do not fit whole",
+TEST_CASE("no pairs since a mark a flush came after, and none copied where they do not fit whole",
           "[fastcgi]") {
     Sink sink;
     char buffer[64];
@@ -907,7 +907,7 @@ TEST_CASE("no pairs since a mark a flush came after; none copied where they do n
     w.begin_request(true);
     const RecordWriter::Mark mark = w.mark();
     w.param("A", std::string(30, 'a'));
-    CHECK(w.params_since(mark).size() == 32);
+    CHECK(w.params_since(mark).size() == 33);
     w.param("B", std::string(30, 'b')); // through a flush
     CHECK(w.params_since(mark).empty());
 
