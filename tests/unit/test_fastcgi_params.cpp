@@ -126,6 +126,29 @@ TEST_CASE("params: a POST to a front controller, byte for byte", "[fastcgi]") {
 
     CHECK(sent.size() == expected.size());
     CHECK(sent == expected);
+
+    // Through a buffer too small for the pairs before the fields: written
+    // pair by pair, in more records, the same pairs.
+    std::string small_sent;
+    char small[200];
+    fastcgi::RecordWriter small_writer(small, sizeof small, collect, &small_sent);
+    write_params(small_writer, request, params, endpoints);
+    small_writer.end_params();
+    REQUIRE(small_writer.flush() == 0);
+    const auto contents = [](std::string_view records) {
+        std::string joined;
+        int count = 0;
+        while (records.size() >= 8) {
+            const std::size_t length = static_cast<unsigned char>(records[4]) << 8 |
+                                       static_cast<unsigned char>(records[5]);
+            joined.append(records.substr(8, length));
+            records.remove_prefix(8 + length);
+            ++count;
+        }
+        return std::pair{joined, count};
+    };
+    CHECK(contents(small_sent).first == contents(sent).first);
+    CHECK(contents(small_sent).second > 2);
 }
 
 TEST_CASE("params: the ends of a TCP connection as REMOTE_ADDR, REMOTE_PORT, SERVER_ADDR, "

@@ -150,6 +150,11 @@ public:
         put_bytes(out, pairs);
         return true;
     }
+    // Room for `size` bytes of whole pairs, to be written there by the
+    // caller, when they all fit the open PARAMS record (or a new one) in the
+    // buffer as it stands; else nullptr, and nothing is taken. Pairs whose
+    // sizes are known first go in with one check instead of one each.
+    char* params_space(std::size_t size) { return params_room(size); }
     // Where the pairs appended next begin, for params_since().
     struct Mark {
         std::size_t record; // the open record's header then, if any

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <span>
 
 namespace weft::handlers {
 
@@ -302,30 +303,81 @@ void Endpoints::encode() {
 
 namespace {
 
-void encode_params(fastcgi::RecordWriter& w, const http::Request& request, const ScriptParams& p,
-                   const Endpoints& endpoints) {
+// What the pairs before the request's fields take, in bytes.
+struct PairSizes {
+    std::size_t size = 0;
+    void param(std::string_view name, std::string_view value) {
+        size += fastcgi::length_size(name.size()) + fastcgi::length_size(value.size()) +
+                name.size() + value.size();
+    }
+    void param(std::string_view name, std::span<const std::string_view> parts) {
+        std::size_t value = 0;
+        for (std::string_view part : parts) value += part.size();
+        size +=
+            fastcgi::length_size(name.size()) + fastcgi::length_size(value) + name.size() + value;
+    }
+    void encoded_params(std::string_view pairs) { size += pairs.size(); }
+};
+
+// Writes them at `out`, whose room PairSizes measured.
+struct PairBytes {
+    char* out;
+    [[gnu::always_inline]] void param(std::string_view name, std::string_view value) {
+        out = fastcgi::put_length(fastcgi::put_length(out, name.size()), value.size());
+        out = fastcgi::put_bytes(fastcgi::put_bytes(out, name), value);
+    }
+    void param(std::string_view name, std::span<const std::string_view> parts) {
+        std::size_t value = 0;
+        for (std::string_view part : parts) value += part.size();
+        out = fastcgi::put_bytes(fastcgi::put_length(fastcgi::put_length(out, name.size()), value),
+                                 name);
+        for (std::string_view part : parts) out = fastcgi::put_bytes(out, part);
+    }
+    void encoded_params(std::string_view pairs) { out = fastcgi::put_bytes(out, pairs); }
+};
+
+// The pairs before the request's fields, to a PairSizes, a PairBytes or the
+// writer itself (which checks its room before each).
+template <class To>
+void leading_pairs(To& to, const http::Request& request, const ScriptParams& p,
+                   const Endpoints& endpoints, std::string_view content_type) {
     const std::string_view filename[] = {p.document_root, p.script_file};
-    w.param("SCRIPT_FILENAME", filename);
-    w.param("SCRIPT_NAME", p.script_name);
-    w.param("PATH_INFO", p.path_info);
+    to.param("SCRIPT_FILENAME", filename);
+    to.param("SCRIPT_NAME", p.script_name);
+    to.param("PATH_INFO", p.path_info);
     if (!p.path_info.empty()) {
         const std::string_view translated[] = {p.document_root, p.path_info};
-        w.param("PATH_TRANSLATED", translated);
+        to.param("PATH_TRANSLATED", translated);
     }
-    w.param("REQUEST_URI", p.request_uri);
-    w.param("DOCUMENT_URI", p.document_uri);
-    w.param("QUERY_STRING", p.query);
-    w.param("REQUEST_METHOD", p.method);
-    w.param("CONTENT_TYPE", request.header("Content-Type"));
-    w.param("CONTENT_LENGTH", p.content_length);
-    w.param("DOCUMENT_ROOT", p.document_root);
-    w.encoded_params(p.fixed);
-    w.param("SERVER_PROTOCOL", request.minor == 0 ? "HTTP/1.0" : "HTTP/1.1");
-    w.encoded_params({endpoints.pairs, endpoints.pairs_size});
-    w.param("SERVER_NAME", p.server_name);
+    to.param("REQUEST_URI", p.request_uri);
+    to.param("DOCUMENT_URI", p.document_uri);
+    to.param("QUERY_STRING", p.query);
+    to.param("REQUEST_METHOD", p.method);
+    to.param("CONTENT_TYPE", content_type);
+    to.param("CONTENT_LENGTH", p.content_length);
+    to.param("DOCUMENT_ROOT", p.document_root);
+    to.encoded_params(p.fixed);
+    to.param("SERVER_PROTOCOL", request.minor == 0 ? "HTTP/1.0" : "HTTP/1.1");
+    to.encoded_params({endpoints.pairs, endpoints.pairs_size});
+    to.param("SERVER_NAME", p.server_name);
     if (!request.remote_user.empty()) {
-        w.param("REMOTE_USER", request.remote_user);
-        w.param("AUTH_TYPE", "Basic");
+        to.param("REMOTE_USER", request.remote_user);
+        to.param("AUTH_TYPE", "Basic");
+    }
+}
+
+void encode_params(fastcgi::RecordWriter& w, const http::Request& request, const ScriptParams& p,
+                   const Endpoints& endpoints) {
+    // Sizes first: when they all fit the open record, one room check for
+    // the twenty pairs, and the same bytes and records as pair by pair.
+    const std::string_view content_type = request.header("Content-Type");
+    PairSizes sizes;
+    leading_pairs(sizes, request, p, endpoints, content_type);
+    if (char* out = sizes.size <= fastcgi::kMaxContent ? w.params_space(sizes.size) : nullptr) {
+        PairBytes bytes{out};
+        leading_pairs(bytes, request, p, endpoints, content_type);
+    } else {
+        leading_pairs(w, request, p, endpoints, content_type);
     }
 
     // Request fields; a repeated one once, with every value.
