@@ -7,7 +7,11 @@ controller, `pass` without an upstream).
 """
 import json
 import os
+import re
+import shutil
+import signal
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -167,6 +171,160 @@ class Params(SiteTestCase):
         self.assertEqual(s["SCRIPT_NAME"], "/info.php")
         self.assertEqual(s["PATH_INFO"], "/x")
         self.assertNotIn("APP_ENV", s)
+
+
+class KeptConnectionParams(SiteTestCase):
+    """A kept connection's request whose inputs match the one before gets
+    the pairs written for that one (params.hpp): never when anything that
+    goes into them differs, however little."""
+
+    def server(self, c, request):
+        c.send(request)
+        r = c.response()
+        self.assertEqual(r.status, 200, r)
+        return json.loads(r.body)["server"]
+
+    def test_a_field_value_of_the_same_length_is_its_own(self):
+        c = self.connect()
+        for token in ["aaaa", "bbbb", "aaaa", "aaab", "aaab", "Aaab"]:
+            s = self.server(c, get("/info.php", extra=f"X-Token: {token}\r\n"))
+            self.assertEqual(s["HTTP_X_TOKEN"], token)
+        # A field name of another case is the same field; one more or one
+        # fewer field shows as it is.
+        s = self.server(c, get("/info.php", extra="x-token: aaab\r\n"))
+        self.assertEqual(s["HTTP_X_TOKEN"], "aaab")
+        s = self.server(c, get("/info.php", extra="X-Token: aaab\r\nX-Token: b\r\n"))
+        self.assertEqual(s["HTTP_X_TOKEN"], "aaab, b")
+        s = self.server(c, get("/info.php"))
+        self.assertNotIn("HTTP_X_TOKEN", s)
+
+    def test_another_path_or_query_of_the_same_length_is_its_own(self):
+        c = self.connect()
+        for path, script, path_info, query in [
+                ("/info.php?a=1", "/info.php", "", "a=1"),
+                ("/info.php?a=2", "/info.php", "", "a=2"),
+                ("/info.php/x?a", "/info.php", "/x", "a"),
+                ("/info.php/y?a", "/info.php", "/y", "a"),
+                ("/echo.php?a=1", "/echo.php", "", "a=1"),
+                ("/info.php?a=1", "/info.php", "", "a=1")]:
+            c.send(get(path))
+            r = c.response()
+            self.assertEqual(r.status, 200, r)
+            if script == "/echo.php":
+                continue
+            s = json.loads(r.body)["server"]
+            self.assertEqual((s["REQUEST_URI"], s["SCRIPT_NAME"], s.get("PATH_INFO", ""),
+                              s["QUERY_STRING"]), (path, script, path_info, query))
+
+    def test_the_version_and_the_method_are_their_own(self):
+        c = self.connect()
+        s = self.server(c, "GET /info.php HTTP/1.1\r\nHost: a\r\n\r\n")
+        self.assertEqual((s["REQUEST_METHOD"], s["SERVER_PROTOCOL"]), ("GET", "HTTP/1.1"))
+        s = self.server(c, "GET /info.php HTTP/1.0\r\nHost: a\r\nConnection: keep-alive\r\n\r\n")
+        self.assertEqual(s["SERVER_PROTOCOL"], "HTTP/1.0")
+        c.send("PUT /info.php HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n")
+        s = json.loads(c.response().body)["server"]
+        self.assertEqual(s["REQUEST_METHOD"], "PUT")
+
+    def test_pipelined_requests_each_get_their_own(self):
+        c = self.connect()
+        c.send("".join(get(f"/info.php?n={i % 10}", extra=f"X-N: {i % 10}\r\n")
+                       for i in range(12)))
+        for i in range(12):
+            r = c.response()
+            self.assertEqual(r.status, 200, r)
+            s = json.loads(r.body)["server"]
+            self.assertEqual((s["HTTP_X_N"], s["QUERY_STRING"]), (str(i % 10), f"n={i % 10}"))
+
+    def test_connections_sharing_a_slot_each_get_their_own_ends(self):
+        # More connections than a thread has slots: some share one, with
+        # heads alike but for a field of the same length.
+        clients = [self.connect() for _ in range(150)]
+        for round in range(2):
+            for i, c in enumerate(clients):
+                c.send(get("/info.php", extra=f"X-Conn: {i:03}\r\n"))
+            for i, c in enumerate(clients):
+                r = c.response()
+                self.assertEqual(r.status, 200, r)
+                s = json.loads(r.body)["server"]
+                self.assertEqual(s["HTTP_X_CONN"], f"{i:03}")
+                self.assertEqual(s["REMOTE_PORT"], str(c.sock.getsockname()[1]))
+        # The very same head on every connection: only the ends differ.
+        for round in range(2):
+            for c in clients:
+                c.send(get("/info.php"))
+            for c in clients:
+                s = json.loads(c.response().body)["server"]
+                self.assertEqual(s["REMOTE_PORT"], str(c.sock.getsockname()[1]))
+
+    def test_a_body_of_another_length_behind_the_same_head(self):
+        c = self.connect()
+        for body in ["a=1", "a=2", "b=22"]:
+            c.send("POST /info.php HTTP/1.1\r\nHost: a\r\n"
+                   "Content-Type: application/x-www-form-urlencoded\r\n"
+                   f"Content-Length: {len(body)}\r\n\r\n{body}")
+            v = json.loads(c.response().body)
+            self.assertEqual(v["server"]["CONTENT_LENGTH"], str(len(body)))
+            self.assertEqual(v["post"], dict([body.split("=")]))
+        # Chunked: the heads are the same byte for byte, the lengths are not.
+        for body in ["x=1", "x=22", "x=333", "x=1"]:
+            c.send("POST /info.php HTTP/1.1\r\nHost: a\r\n"
+                   "Content-Type: application/x-www-form-urlencoded\r\n"
+                   f"Transfer-Encoding: chunked\r\n\r\n{len(body):x}\r\n{body}\r\n0\r\n\r\n")
+            v = json.loads(c.response().body)
+            self.assertEqual(v["server"]["CONTENT_LENGTH"], str(len(body)))
+            self.assertEqual(v["post"], dict([body.split("=")]))
+
+    def test_a_script_deleted_between_requests(self):
+        # front.test runs /index.php for what names no script: the same
+        # head, another script once page.php is gone, and again once it is
+        # back.
+        page = os.path.join(self.www, "page.php")
+        shutil.copy(os.path.join(self.www, "info.php"), page)
+        self.addCleanup(lambda: os.path.exists(page) and os.unlink(page))
+        c = self.connect()
+        request = get("/page.php/x", host="front.test")
+        for _ in range(2):
+            s = self.server(c, request)
+            self.assertEqual((s["SCRIPT_NAME"], s["PATH_INFO"]), ("/page.php", "/x"))
+        os.unlink(page)
+        for _ in range(2):
+            s = self.server(c, request)
+            self.assertEqual(s["SCRIPT_NAME"], "/index.php")
+            self.assertEqual(s.get("PATH_INFO", ""), "")
+            self.assertEqual(s["DOCUMENT_URI"], "/index.php")
+        shutil.copy(os.path.join(self.www, "info.php"), page)
+        s = self.server(c, request)
+        self.assertEqual((s["SCRIPT_NAME"], s["PATH_INFO"]), ("/page.php", "/x"))
+
+
+class KeptConnectionParamsAcrossReloads(SiteTestCase):
+    """A reload between two requests of a kept connection: the second gets
+    the new configuration's params, though its head is the same."""
+
+    def test_a_reload_changes_the_params_of_the_next_request(self):
+        c = self.connect()
+        request = get("/info.php", extra="X-Same: 1\r\n")
+        for _ in range(2):
+            self.assertEqual(self.server(c, request)["APP_ENV"], "testing")
+        for value in ["TESTING", "testing"]:  # the same length
+            with open(self.weft.conf_path) as f:
+                conf = f.read()
+            with open(self.weft.conf_path, "w") as f:
+                f.write(re.sub(r"APP_ENV = \w+", f"APP_ENV = {value}", conf))
+            self.weft.process.send_signal(signal.SIGHUP)
+            deadline = time.monotonic() + 10
+            while self.php_vars("/info.php")["server"]["APP_ENV"] != value:
+                self.assertLess(time.monotonic(), deadline, "the reload did not take")
+                time.sleep(0.05)
+            for _ in range(2):
+                self.assertEqual(self.server(c, request)["APP_ENV"], value)
+
+    def server(self, c, request):
+        c.send(request)
+        r = c.response()
+        self.assertEqual(r.status, 200, r)
+        return json.loads(r.body)["server"]
 
 
 if __name__ == "__main__":

@@ -99,3 +99,18 @@ TEST_CASE("a field value holds every byte but controls other than HTAB, and DEL"
         CHECK(ascii::is_field_value_char(c) == (!control || u == '\t'));
     });
 }
+
+TEST_CASE("CGI spells a field name's bytes upper case, '-' as '_', every other byte as it is",
+          "[ascii]") {
+    constexpr std::string_view kLower = "abcdefghijklmnopqrstuvwxyz";
+    for_every_byte([&](char c, unsigned char u) {
+        INFO(int(u));
+        const char expected = u == '-'            ? '_'
+                              : listed(kLower, u) ? static_cast<char>(u - 'a' + 'A')
+                                                  : c;
+        CHECK(ascii::kCgiNameByte[u] == expected);
+    });
+    char out[16] = {};
+    ascii::put_cgi_name(out, "x-Forwarded-4\xe9", 14);
+    CHECK(std::string_view(out, 14) == "X_FORWARDED_4\xe9");
+}

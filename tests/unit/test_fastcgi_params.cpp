@@ -16,6 +16,8 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 using namespace weft;
 using namespace weft::handlers;
@@ -124,6 +126,29 @@ TEST_CASE("params: a POST to a front controller, byte for byte", "[fastcgi]") {
 
     CHECK(sent.size() == expected.size());
     CHECK(sent == expected);
+
+    // Through a buffer too small for the pairs before the fields: written
+    // pair by pair, in more records, the same pairs.
+    std::string small_sent;
+    char small[200];
+    fastcgi::RecordWriter small_writer(small, sizeof small, collect, &small_sent);
+    write_params(small_writer, request, params, endpoints);
+    small_writer.end_params();
+    REQUIRE(small_writer.flush() == 0);
+    const auto contents = [](std::string_view records) {
+        std::string joined;
+        int count = 0;
+        while (records.size() >= 8) {
+            const std::size_t length = static_cast<unsigned char>(records[4]) << 8 |
+                                       static_cast<unsigned char>(records[5]);
+            joined.append(records.substr(8, length));
+            records.remove_prefix(8 + length);
+            ++count;
+        }
+        return std::pair{joined, count};
+    };
+    CHECK(contents(small_sent).first == contents(sent).first);
+    CHECK(contents(small_sent).second > 2);
 }
 
 TEST_CASE("params: the ends of a TCP connection as REMOTE_ADDR, REMOTE_PORT, SERVER_ADDR, "
@@ -187,4 +212,216 @@ TEST_CASE("params: the ends of a TCP connection as REMOTE_ADDR, REMOTE_PORT, SER
     CHECK(std::string(other.remote_port) == port_of(second_client));
     CHECK(std::string(other.remote_port) != std::string(endpoints.remote_port));
     for (const int fd : {accepted, second, second_client, client, listener}) close(fd);
+}
+
+namespace {
+
+// The PARAMS stream write_params sends for the inputs, through a writer of
+// `capacity` bytes.
+std::string sent_params(const http::Request& request, const ScriptParams& params,
+                        const Endpoints& endpoints, std::size_t capacity = 4096) {
+    std::string sent;
+    std::vector<char> buffer(capacity);
+    fastcgi::RecordWriter writer(buffer.data(), buffer.size(), collect, &sent);
+    writer.begin_request(true);
+    write_params(writer, request, params, endpoints);
+    writer.end_params();
+    REQUIRE(writer.flush() == 0);
+    return sent;
+}
+
+// What write_params sends without a slot to keep the pairs in.
+std::string written_anew(const http::Request& request, const ScriptParams& params,
+                         const Endpoints& endpoints, std::size_t capacity = 4096) {
+    Endpoints no_slot = endpoints;
+    no_slot.fd = -1;
+    return sent_params(request, params, no_slot, capacity);
+}
+
+struct Inputs {
+    std::string head;
+    http::Request request;
+    std::string fixed = fixed_params();
+    std::string extra = extra_params({{"APP_ENV", "prod"}});
+    ScriptParams params;
+    Endpoints endpoints;
+
+    explicit Inputs(std::string head_text) : head(std::move(head_text)) {
+        http::RequestParser parser;
+        REQUIRE(parser.parse(head, request) == http::ParseStatus::done);
+        params.document_root = "/srv/app";
+        params.script_name = "/index.php";
+        params.script_file = "/index.php";
+        params.path_info = "/user/7";
+        params.document_uri = "/index.php/user/7";
+        params.request_uri = request.target;
+        params.query = request.query;
+        params.method = request.method_name;
+        params.content_length = "";
+        params.server_name = "example.com";
+        params.fixed = fixed;
+        params.extra = extra;
+        std::strcpy(endpoints.remote_address, "127.0.0.1");
+        std::strcpy(endpoints.remote_port, "54321");
+        std::strcpy(endpoints.server_address, "127.0.0.1");
+        std::strcpy(endpoints.server_port, "8080");
+        endpoints.encode();
+        endpoints.fd = 5;
+    }
+};
+
+const std::string kHead = "GET /index.php/user/7?a=1 HTTP/1.1\r\n"
+                          "Host: example.com\r\n"
+                          "User-Agent: curl/8.5.0\r\n"
+                          "Cookie: a=1\r\n"
+                          "\r\n";
+
+} // namespace
+
+TEST_CASE("params: a request whose inputs are the last one's on its slot gets the same pairs, "
+          "copied",
+          "[fastcgi]") {
+    Inputs a(kHead);
+    const std::string expected = written_anew(a.request, a.params, a.endpoints);
+    CHECK(sent_params(a.request, a.params, a.endpoints) == expected); // kept
+    const std::uint64_t reused = reused_params();
+    // The same bytes from another buffer: the copy.
+    Inputs again(kHead);
+    CHECK(sent_params(again.request, again.params, again.endpoints) == expected);
+    CHECK(reused_params() == reused + 1);
+    CHECK(sent_params(again.request, again.params, again.endpoints) == expected);
+    CHECK(reused_params() == reused + 2);
+}
+
+TEST_CASE("params: any input that differs, by as little as a byte, gets pairs of its own",
+          "[fastcgi]") {
+    // Each change keeps every size: only the bytes tell them apart.
+    const auto changes = std::vector<std::pair<const char*, void (*)(Inputs&)>>{
+        {"document_root", [](Inputs& i) { i.params.document_root = "/srv/apq"; }},
+        {"script_name", [](Inputs& i) { i.params.script_name = "/indey.php"; }},
+        {"script_file", [](Inputs& i) { i.params.script_file = "/indey.php"; }},
+        {"path_info", [](Inputs& i) { i.params.path_info = "/user/8"; }},
+        {"document_uri", [](Inputs& i) { i.params.document_uri = "/index.php/user/8"; }},
+        {"request_uri", [](Inputs& i) { i.params.request_uri = "/index.php/user/7?a=2"; }},
+        {"query", [](Inputs& i) { i.params.query = "a=2"; }},
+        {"method", [](Inputs& i) { i.params.method = "PUT"; }},
+        {"content_length", [](Inputs& i) { i.params.content_length = "0"; }},
+        {"server_name", [](Inputs& i) { i.params.server_name = "example.org"; }},
+        {"fixed", [](Inputs& i) { i.fixed.back() = '1'; }},
+        {"extra", [](Inputs& i) { i.extra.back() = 'e'; }},
+        {"remote_user", [](Inputs& i) { i.request.remote_user = "bob"; }},
+        {"minor", [](Inputs& i) { i.request.minor = 0; }},
+        {"a field's value", [](Inputs& i) { i.head.replace(i.head.find("a=1\r"), 3, "a=2"); }},
+        {"a field's name", [](Inputs& i) { i.head.replace(i.head.find("Cookie"), 6, "Cookiz"); }},
+        {"a field's name's case", [](Inputs& i) { i.head.replace(i.head.find("Cookie"), 1, "c"); }},
+        {"a field more", [](Inputs& i) { i.head.insert(i.head.size() - 2, "X-A: 1\r\n"); }},
+        {"a field fewer", [](Inputs& i) { i.head.erase(i.head.find("Cookie"), 13); }},
+        {"the remote port", [](Inputs& i) { std::strcpy(i.endpoints.remote_port, "54322"); }},
+        {"https", [](Inputs& i) { i.endpoints.https = true; }},
+    };
+    for (const auto& [what, change] : changes) {
+        INFO(what);
+        Inputs base(kHead);
+        const std::string base_pairs = written_anew(base.request, base.params, base.endpoints);
+        sent_params(base.request, base.params, base.endpoints); // kept
+        // The change, parsed and encoded again as a connection would.
+        Inputs changed(kHead);
+        change(changed);
+        http::RequestParser parser;
+        const std::string_view user = changed.request.remote_user;
+        const std::uint8_t minor = changed.request.minor;
+        REQUIRE(parser.parse(changed.head, changed.request) == http::ParseStatus::done);
+        changed.request.remote_user = user;
+        changed.request.minor = minor;
+        changed.params.request_uri = changed.params.request_uri == base.params.request_uri
+                                         ? changed.request.target
+                                         : changed.params.request_uri;
+        changed.params.fixed = changed.fixed;
+        changed.params.extra = changed.extra;
+        changed.endpoints.encode();
+        const std::string expected =
+            written_anew(changed.request, changed.params, changed.endpoints);
+        const std::uint64_t reused = reused_params();
+        CHECK(sent_params(changed.request, changed.params, changed.endpoints) == expected);
+        CHECK(reused_params() == reused);
+        // And back: the base again, its own pairs.
+        CHECK(sent_params(base.request, base.params, base.endpoints) == base_pairs);
+    }
+}
+
+TEST_CASE("params: two connections on one slot each get their own pairs", "[fastcgi]") {
+    Inputs a(kHead);
+    Inputs b(kHead);
+    std::strcpy(b.endpoints.remote_port, "54329");
+    b.endpoints.encode();
+    b.endpoints.fd = a.endpoints.fd + 64; // the same slot
+    const std::string a_pairs = written_anew(a.request, a.params, a.endpoints);
+    const std::string b_pairs = written_anew(b.request, b.params, b.endpoints);
+    REQUIRE(a_pairs != b_pairs);
+    for (int round = 0; round < 3; ++round) {
+        CHECK(sent_params(a.request, a.params, a.endpoints) == a_pairs);
+        CHECK(sent_params(b.request, b.params, b.endpoints) == b_pairs);
+    }
+    // A new connection on the same fd, from another port: its own.
+    CHECK(sent_params(a.request, a.params, a.endpoints) == a_pairs);
+    CHECK(sent_params(a.request, a.params, b.endpoints) == b_pairs);
+}
+
+TEST_CASE("params: pairs through a flush are not kept, and a copy never goes through one",
+          "[fastcgi]") {
+    // A head larger than the writer's buffer: the pairs go out in pieces.
+    Inputs big("GET /index.php/user/7?a=1 HTTP/1.1\r\nHost: example.com\r\nX-Big: " +
+               std::string(1200, 'b') + "\r\n\r\n");
+    big.endpoints.fd = 7;
+    const std::string expected = written_anew(big.request, big.params, big.endpoints);
+    const std::string in_pieces = written_anew(big.request, big.params, big.endpoints, 1024);
+    REQUIRE(in_pieces != expected); // more records
+    const std::uint64_t reused = reused_params();
+    for (int i = 0; i < 2; ++i)
+        CHECK(sent_params(big.request, big.params, big.endpoints, 1024) == in_pieces);
+    CHECK(reused_params() == reused);
+
+    // Kept through a large buffer, then asked for through a small one: the
+    // pairs do not fit it whole, so they are written anew, in pieces.
+    CHECK(sent_params(big.request, big.params, big.endpoints) == expected);
+    CHECK(sent_params(big.request, big.params, big.endpoints, 1024) == in_pieces);
+    CHECK(reused_params() == reused);
+    // The pieces emptied the slot, whose entry went unused: it waits two
+    // misses, keeps the pairs, then copies them.
+    for (int i = 0; i < 3; ++i)
+        CHECK(sent_params(big.request, big.params, big.endpoints) == expected);
+    CHECK(reused_params() == reused + 1);
+}
+
+TEST_CASE("params: a slot whose entries go unused keeps fewer, and one copy makes it keep again",
+          "[fastcgi]") {
+    Inputs base(kHead);
+    base.endpoints.fd = 9;
+    // Every request another: the slot's entries go unused.
+    std::vector<std::string> queries;
+    for (int i = 0; i < 40; ++i) queries.push_back("q=" + std::to_string(100 + i));
+    const std::uint64_t reused = reused_params();
+    for (const std::string& query : queries) {
+        Inputs other = base;
+        other.params.query = query;
+        sent_params(other.request, other.params, other.endpoints);
+    }
+    CHECK(reused_params() == reused);
+    // Then the same request again and again: kept after at most 2^4 misses.
+    const std::string expected = written_anew(base.request, base.params, base.endpoints);
+    int misses = 0;
+    while (reused_params() == reused && misses < 40) {
+        CHECK(sent_params(base.request, base.params, base.endpoints) == expected);
+        ++misses;
+    }
+    CHECK(misses > 2);   // it waited
+    CHECK(misses <= 17); // at most 16 misses, then the copy
+    // A copy made: another head is kept at once, and copied next time.
+    Inputs other = base;
+    other.params.query = "z=1";
+    const std::string other_pairs = written_anew(other.request, other.params, other.endpoints);
+    CHECK(sent_params(other.request, other.params, other.endpoints) == other_pairs);
+    const std::uint64_t before = reused_params();
+    CHECK(sent_params(other.request, other.params, other.endpoints) == other_pairs);
+    CHECK(reused_params() == before + 1);
 }

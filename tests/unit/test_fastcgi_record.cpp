@@ -428,7 +428,7 @@ TEST_CASE("a pair that does not fit the open record starts one of its own") {
     CHECK(w.sink.flushes[0].size() == 64);
 }
 
-TEST_CASE("a pair of exactly a record's content is one record; one byte more is cut") {
+TEST_CASE("a pair of exactly a record's content is one record, and one byte more is cut") {
     for (std::size_t capacity : {64, 16384, 70000}) {
         INFO("capacity " << capacity);
         Writer fits(capacity);
@@ -865,4 +865,58 @@ TEST_CASE("the reader: another request id when asked for it") {
     CHECK(reader.next(stream, consumed).data == "hi");
     RecordReader other;
     CHECK(other.next(stream, consumed).kind == Kind::error);
+}
+
+TEST_CASE("the pairs since a mark, copied in place, are the records writing them anew makes",
+          "[fastcgi]") {
+    const auto write_pairs = [](RecordWriter& w) {
+        w.param("SCRIPT_NAME", "/index.php");
+        const std::string_view agent[] = {"curl"};
+        w.header_param("User-Agent", agent, ", ");
+        w.param("EMPTY", "");
+    };
+    Sink anew_sink;
+    char buffer[256];
+    RecordWriter first(buffer, sizeof buffer, Sink::flush, &anew_sink);
+    first.begin_request(true);
+    const RecordWriter::Mark mark = first.mark();
+    write_pairs(first);
+    const std::string pairs(first.params_since(mark));
+    CHECK(pairs == std::string("\x0b\x0aSCRIPT_NAME/index.php\x0f\x04HTTP_USER_AGENTcurl"
+                               "\x05\x00"
+                               "EMPTY",
+                               51));
+    first.end_params();
+    REQUIRE(first.flush() == 0);
+
+    Sink copied_sink;
+    char other[256];
+    RecordWriter second(other, sizeof other, Sink::flush, &copied_sink);
+    second.begin_request(true);
+    CHECK(second.encoded_params_in_place(pairs));
+    second.end_params();
+    REQUIRE(second.flush() == 0);
+    CHECK(copied_sink.all() == anew_sink.all());
+}
+
+TEST_CASE("no pairs since a mark a flush came after, and none copied where they do not fit whole",
+          "[fastcgi]") {
+    Sink sink;
+    char buffer[64];
+    RecordWriter w(buffer, sizeof buffer, Sink::flush, &sink);
+    w.begin_request(true);
+    const RecordWriter::Mark mark = w.mark();
+    w.param("A", std::string(30, 'a'));
+    CHECK(w.params_since(mark).size() == 33);
+    w.param("B", std::string(30, 'b')); // through a flush
+    CHECK(w.params_since(mark).empty());
+
+    // 48 bytes do not fit what is left of 64 after BEGIN_REQUEST and a header.
+    Sink none;
+    RecordWriter small(buffer, sizeof buffer, Sink::flush, &none);
+    small.begin_request(true);
+    CHECK_FALSE(small.encoded_params_in_place(std::string(41, 'x')));
+    CHECK(small.buffered() == 16);
+    CHECK(small.encoded_params_in_place(std::string(40, 'x')));
+    CHECK(small.buffered() == 64);
 }

@@ -29,10 +29,6 @@ std::uint32_t be32(const char* p) {
            static_cast<std::uint32_t>(static_cast<unsigned char>(p[3]));
 }
 
-char upper_underscore(char c) {
-    return c == '-' ? '_' : ascii::to_upper(c);
-}
-
 } // namespace
 
 void encode_header(char* out, RecordType type, std::uint16_t request_id,
@@ -131,8 +127,8 @@ void RecordWriter::header_param(std::string_view field_name,
     const std::size_t name_size = prefix.size() + field_name.size();
     if (char* out = pair_room(name_size, value_size)) {
         std::memcpy(out, prefix.data(), prefix.size());
-        out = std::transform(field_name.begin(), field_name.end(), out + prefix.size(),
-                             upper_underscore);
+        ascii::put_cgi_name(out + prefix.size(), field_name.data(), field_name.size());
+        out += prefix.size() + field_name.size();
         for (std::size_t i = 0; i < values.size(); ++i) {
             if (i > 0) out = put_bytes(out, separator);
             out = put_bytes(out, values[i]);
@@ -149,13 +145,22 @@ void RecordWriter::header_param(std::string_view field_name,
     char piece[64];
     for (std::size_t at = 0; at < field_name.size(); at += sizeof piece) {
         const std::size_t n = std::min(sizeof piece, field_name.size() - at);
-        std::transform(field_name.data() + at, field_name.data() + at + n, piece, upper_underscore);
+        ascii::put_cgi_name(piece, field_name.data() + at, n);
         append(piece, n);
     }
     for (std::size_t i = 0; i < values.size(); ++i) {
         if (i > 0) append(separator.data(), separator.size());
         append(values[i].data(), values[i].size());
     }
+}
+
+std::string_view RecordWriter::params_since(Mark mark) const {
+    if (error_ != 0 || owed_ != 0 || flushes_ != mark.flushes || type_ != RecordType::params)
+        return {};
+    // In the record open at the mark, or in one that began there.
+    if (mark.record != SIZE_MAX ? record_ != mark.record : record_ != mark.size) return {};
+    const std::size_t from = mark.record != SIZE_MAX ? mark.size : mark.size + kHeaderSize;
+    return {buffer_ + from, size_ - from};
 }
 
 void RecordWriter::end_params() {
@@ -198,6 +203,7 @@ int RecordWriter::flush() {
     if (error_ != 0) return error_;
     close_record();
     if (size_ == 0) return 0;
+    ++flushes_;
     const int result = flush_(context_, buffer_, size_);
     if (result != 0) {
         error_ = result;
@@ -299,6 +305,7 @@ bool RecordWriter::make_room(std::size_t size) {
     if (capacity_ - size_ >= size) return true;
     close_record();
     if (size_ > 0) {
+        ++flushes_;
         const int result = flush_(context_, buffer_, size_);
         if (result != 0) {
             error_ = result;

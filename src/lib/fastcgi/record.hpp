@@ -140,6 +140,33 @@ public:
         }
         encoded_params_in_pieces(pairs);
     }
+    // Pairs params_since() gave, copied as they are, when they all fit the
+    // open PARAMS record (or a new one) in the buffer as it stands: no
+    // flush, so the records are the ones writing them pair by pair makes.
+    // Else false, and nothing is written.
+    bool encoded_params_in_place(std::string_view pairs) {
+        char* out = params_room(pairs.size());
+        if (!out) return false;
+        put_bytes(out, pairs);
+        return true;
+    }
+    // Room for `size` bytes of whole pairs, to be written there by the
+    // caller, when they all fit the open PARAMS record (or a new one) in the
+    // buffer as it stands; else nullptr, and nothing is taken. Pairs whose
+    // sizes are known first go in with one check instead of one each.
+    char* params_space(std::size_t size) { return params_room(size); }
+    // Where the pairs appended next begin, for params_since().
+    struct Mark {
+        std::size_t record; // the open record's header then, if any
+        std::size_t size;
+        std::uint32_t flushes;
+    };
+    Mark mark() const { return {record_, size_, flushes_}; }
+    // The pairs appended since `mark`, when all of them are still in the
+    // buffer, in the one PARAMS record that was open at the mark or began
+    // there; else (a flush came between, or a record was cut) empty.
+    std::string_view params_since(Mark mark) const;
+
     // The empty PARAMS record that ends the stream.
     void end_params();
 
@@ -220,6 +247,7 @@ private:
     // Content a record whose header went ahead (keep_together) still takes.
     std::size_t owed_ = 0;
     int error_ = 0;
+    std::uint32_t flushes_ = 0; // buffers handed to flush_
 };
 
 class RecordReader {

@@ -8,7 +8,10 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <span>
 
 namespace weft::handlers {
 
@@ -103,15 +106,165 @@ char* put_short_pair(char* out, std::string_view name, std::string_view value) {
     return fastcgi::put_bytes(fastcgi::put_bytes(out, name), value);
 }
 
+// --- The per-thread params cache (params.hpp) --------------------------------
+//
+// A slot holds a key, every input write_params reads, each as a 2-byte size
+// and its bytes, and the pairs those inputs made. Direct-mapped by the
+// client's fd like cached_ends; a slot serves whichever request has its
+// inputs, so two connections sharing one only cost each other misses.
+
+constexpr std::size_t kParamsSlots = 64;
+constexpr std::size_t kParamsSlotBytes = 4096;
+
+// A slot whose entries go unused (a browser's requests differ; more
+// connections than slots) keeps fewer: after `unused` entries in a row that
+// no request copied, it waits 2^unused misses before keeping another, so
+// writing keys costs an all-miss load little. A copy starts over.
+constexpr std::uint8_t kMaxUnused = 4;
+
+struct ParamsSlot {
+    std::uint16_t key_size; // 0: empty
+    std::uint16_t pairs_size;
+    std::uint8_t copied;              // the entry here was copied
+    std::uint8_t unused;              // entries in a row that were not
+    std::uint16_t waited;             // misses since an entry was last kept
+    char bytes[kParamsSlotBytes - 8]; // the key, then the pairs
+};
+
+// The table, made on a thread's first FastCGI request: calloc's fresh pages
+// cost memory only once a slot is written.
+struct FreeSlots {
+    void operator()(ParamsSlot* slots) const { std::free(slots); }
+};
+thread_local std::unique_ptr<ParamsSlot[], FreeSlots> params_slots;
+thread_local std::uint64_t reused_count = 0;
+
+ParamsSlot* params_slot(int fd) {
+    if (fd < 0) return nullptr;
+    if (!params_slots) [[unlikely]] {
+        params_slots.reset(static_cast<ParamsSlot*>(std::calloc(kParamsSlots, sizeof(ParamsSlot))));
+        if (!params_slots) return nullptr;
+    }
+    return &params_slots[static_cast<unsigned>(fd) % kParamsSlots];
+}
+
+// Every input of encode_params, in the order they are compared: those that
+// differ most often between requests first, so a miss is found early.
+static_assert(sizeof(ScriptParams) == 12 * sizeof(std::string_view),
+              "a new field of ScriptParams goes into the key too");
+template <class Key>
+bool each_input(Key& key, const http::Request& request, const ScriptParams& p,
+                const Endpoints& endpoints) {
+    const char minor = static_cast<char>(request.minor);
+    if (!(key.text(p.request_uri) && key.text({endpoints.pairs, endpoints.pairs_size}) &&
+          key.text(p.document_uri) && key.text(p.script_name) && key.text(p.script_file) &&
+          key.text(p.path_info) && key.text(p.query) && key.text(p.method) &&
+          key.text(p.content_length) && key.text(p.server_name) && key.text(p.document_root) &&
+          key.text(p.fixed) && key.text(p.extra) && key.text(request.remote_user) &&
+          key.text({&minor, 1}) && key.count(request.header_count)))
+        return false;
+    for (std::size_t i = 0; i < request.header_count; ++i)
+        if (!key.text(request.headers[i].name) || !key.text(request.headers[i].value)) return false;
+    return true;
+}
+
+std::uint16_t load16(const char* p) {
+    std::uint16_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// Whether `n` bytes at `a` and `b` are the same: short runs by two words
+// each (overlapping when they must), so most keys take no call.
+[[gnu::always_inline]] inline bool same_bytes(const char* a, const char* b, std::size_t n) {
+    const auto word = [](const char* p, auto type) {
+        decltype(type) v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+    };
+    if (n > 16) return std::memcmp(a, b, n) == 0;
+    if (n >= 8) {
+        const std::uint64_t z = std::uint64_t{};
+        return ((word(a, z) ^ word(b, z)) | (word(a + n - 8, z) ^ word(b + n - 8, z))) == 0;
+    }
+    if (n >= 4) {
+        const std::uint32_t z = std::uint32_t{};
+        return ((word(a, z) ^ word(b, z)) | (word(a + n - 4, z) ^ word(b + n - 4, z))) == 0;
+    }
+    return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1]);
+}
+
+// Compares the inputs with a slot's key, one after the other.
+struct KeyMatch {
+    const char* at;
+    [[gnu::always_inline]] bool text(std::string_view text) {
+        if (load16(at) != text.size() || !same_bytes(at + 2, text.data(), text.size()))
+            return false;
+        at += 2 + text.size();
+        return true;
+    }
+    [[gnu::always_inline]] bool count(std::size_t n) {
+        if (load16(at) != n) return false;
+        at += 2;
+        return true;
+    }
+};
+
+// Writes the inputs into a slot's key; false when they do not fit.
+struct KeyStore {
+    char* at;
+    char* end;
+    [[gnu::always_inline]] bool text(std::string_view text) {
+        const std::size_t n = text.size();
+        if (n + 2 > static_cast<std::size_t>(end - at)) return false;
+        const auto size = static_cast<std::uint16_t>(n);
+        std::memcpy(at, &size, 2);
+        char* const to = at + 2;
+        const char* const from = text.data();
+        // Short runs by two words each, overlapping when they must (both
+        // read before either is written), so most keys take no call.
+        if (n > 16) {
+            std::memcpy(to, from, n);
+        } else if (n >= 8) {
+            std::uint64_t head, tail;
+            std::memcpy(&head, from, 8);
+            std::memcpy(&tail, from + n - 8, 8);
+            std::memcpy(to, &head, 8);
+            std::memcpy(to + n - 8, &tail, 8);
+        } else if (n >= 4) {
+            std::uint32_t head, tail;
+            std::memcpy(&head, from, 4);
+            std::memcpy(&tail, from + n - 4, 4);
+            std::memcpy(to, &head, 4);
+            std::memcpy(to + n - 4, &tail, 4);
+        } else if (n > 0) {
+            to[0] = from[0];
+            to[n / 2] = from[n / 2];
+            to[n - 1] = from[n - 1];
+        }
+        at = to + n;
+        return true;
+    }
+    bool count(std::size_t n) {
+        if (n > 0xffff || end - at < 2) return false;
+        const auto size = static_cast<std::uint16_t>(n);
+        std::memcpy(at, &size, 2);
+        at += 2;
+        return true;
+    }
+};
+
 } // namespace
 
 void Endpoints::look_up(int fd, const http::ForwardedClient* forwarded) {
     const SocketEnds* ends = io::socket_ends(fd);
+    this->fd = fd;
     if (!ends) return encode();
     CachedEnds* cached =
         forwarded ? nullptr : &cached_ends[static_cast<unsigned>(fd) % kCachedEnds];
     if (cached && same_ends(*cached, *ends)) {
         *this = cached->endpoints;
+        this->fd = fd;
         return;
     }
     address_text(ends->peer, remote_address, sizeof remote_address, remote_port);
@@ -148,30 +301,83 @@ void Endpoints::encode() {
     pairs_size = static_cast<std::uint8_t>(out - pairs);
 }
 
-void write_params(fastcgi::RecordWriter& w, const http::Request& request, const ScriptParams& p,
-                  const Endpoints& endpoints) {
+namespace {
+
+// What the pairs before the request's fields take, in bytes.
+struct PairSizes {
+    std::size_t size = 0;
+    void param(std::string_view name, std::string_view value) {
+        size += fastcgi::length_size(name.size()) + fastcgi::length_size(value.size()) +
+                name.size() + value.size();
+    }
+    void param(std::string_view name, std::span<const std::string_view> parts) {
+        std::size_t value = 0;
+        for (std::string_view part : parts) value += part.size();
+        size +=
+            fastcgi::length_size(name.size()) + fastcgi::length_size(value) + name.size() + value;
+    }
+    void encoded_params(std::string_view pairs) { size += pairs.size(); }
+};
+
+// Writes them at `out`, whose room PairSizes measured.
+struct PairBytes {
+    char* out;
+    [[gnu::always_inline]] void param(std::string_view name, std::string_view value) {
+        out = fastcgi::put_length(fastcgi::put_length(out, name.size()), value.size());
+        out = fastcgi::put_bytes(fastcgi::put_bytes(out, name), value);
+    }
+    void param(std::string_view name, std::span<const std::string_view> parts) {
+        std::size_t value = 0;
+        for (std::string_view part : parts) value += part.size();
+        out = fastcgi::put_bytes(fastcgi::put_length(fastcgi::put_length(out, name.size()), value),
+                                 name);
+        for (std::string_view part : parts) out = fastcgi::put_bytes(out, part);
+    }
+    void encoded_params(std::string_view pairs) { out = fastcgi::put_bytes(out, pairs); }
+};
+
+// The pairs before the request's fields, to a PairSizes, a PairBytes or the
+// writer itself (which checks its room before each).
+template <class To>
+void leading_pairs(To& to, const http::Request& request, const ScriptParams& p,
+                   const Endpoints& endpoints, std::string_view content_type) {
     const std::string_view filename[] = {p.document_root, p.script_file};
-    w.param("SCRIPT_FILENAME", filename);
-    w.param("SCRIPT_NAME", p.script_name);
-    w.param("PATH_INFO", p.path_info);
+    to.param("SCRIPT_FILENAME", filename);
+    to.param("SCRIPT_NAME", p.script_name);
+    to.param("PATH_INFO", p.path_info);
     if (!p.path_info.empty()) {
         const std::string_view translated[] = {p.document_root, p.path_info};
-        w.param("PATH_TRANSLATED", translated);
+        to.param("PATH_TRANSLATED", translated);
     }
-    w.param("REQUEST_URI", p.request_uri);
-    w.param("DOCUMENT_URI", p.document_uri);
-    w.param("QUERY_STRING", p.query);
-    w.param("REQUEST_METHOD", p.method);
-    w.param("CONTENT_TYPE", request.header("Content-Type"));
-    w.param("CONTENT_LENGTH", p.content_length);
-    w.param("DOCUMENT_ROOT", p.document_root);
-    w.encoded_params(p.fixed);
-    w.param("SERVER_PROTOCOL", request.minor == 0 ? "HTTP/1.0" : "HTTP/1.1");
-    w.encoded_params({endpoints.pairs, endpoints.pairs_size});
-    w.param("SERVER_NAME", p.server_name);
+    to.param("REQUEST_URI", p.request_uri);
+    to.param("DOCUMENT_URI", p.document_uri);
+    to.param("QUERY_STRING", p.query);
+    to.param("REQUEST_METHOD", p.method);
+    to.param("CONTENT_TYPE", content_type);
+    to.param("CONTENT_LENGTH", p.content_length);
+    to.param("DOCUMENT_ROOT", p.document_root);
+    to.encoded_params(p.fixed);
+    to.param("SERVER_PROTOCOL", request.minor == 0 ? "HTTP/1.0" : "HTTP/1.1");
+    to.encoded_params({endpoints.pairs, endpoints.pairs_size});
+    to.param("SERVER_NAME", p.server_name);
     if (!request.remote_user.empty()) {
-        w.param("REMOTE_USER", request.remote_user);
-        w.param("AUTH_TYPE", "Basic");
+        to.param("REMOTE_USER", request.remote_user);
+        to.param("AUTH_TYPE", "Basic");
+    }
+}
+
+void encode_params(fastcgi::RecordWriter& w, const http::Request& request, const ScriptParams& p,
+                   const Endpoints& endpoints) {
+    // Sizes first: when they all fit the open record, one room check for
+    // the twenty pairs, and the same bytes and records as pair by pair.
+    const std::string_view content_type = request.header("Content-Type");
+    PairSizes sizes;
+    leading_pairs(sizes, request, p, endpoints, content_type);
+    if (char* out = sizes.size <= fastcgi::kMaxContent ? w.params_space(sizes.size) : nullptr) {
+        PairBytes bytes{out};
+        leading_pairs(bytes, request, p, endpoints, content_type);
+    } else {
+        leading_pairs(w, request, p, endpoints, content_type);
     }
 
     // Request fields; a repeated one once, with every value.
@@ -201,6 +407,45 @@ void write_params(fastcgi::RecordWriter& w, const http::Request& request, const 
     }
 
     w.encoded_params(p.extra);
+}
+
+} // namespace
+
+void write_params(fastcgi::RecordWriter& w, const http::Request& request, const ScriptParams& p,
+                  const Endpoints& endpoints) {
+    ParamsSlot* const slot = params_slot(endpoints.fd);
+    if (!slot) return encode_params(w, request, p, endpoints);
+    if (slot->key_size != 0) {
+        KeyMatch match{slot->bytes};
+        if (each_input(match, request, p, endpoints) && match.at == slot->bytes + slot->key_size &&
+            w.encoded_params_in_place({match.at, slot->pairs_size})) {
+            ++reused_count;
+            slot->copied = 1;
+            slot->unused = 0;
+            return;
+        }
+    }
+    const fastcgi::RecordWriter::Mark mark = w.mark();
+    encode_params(w, request, p, endpoints);
+    if (++slot->waited < 1u << slot->unused) return;
+    if (slot->key_size != 0 && !slot->copied && slot->unused < kMaxUnused) ++slot->unused;
+    slot->waited = 0;
+    slot->copied = 0;
+    // Kept when the pairs are all in the buffer, in one record: so is the
+    // copy a later request gets.
+    const std::string_view pairs = w.params_since(mark);
+    slot->key_size = 0;
+    KeyStore store{slot->bytes, slot->bytes + sizeof slot->bytes};
+    if (pairs.empty() || !each_input(store, request, p, endpoints) ||
+        pairs.size() > static_cast<std::size_t>(store.end - store.at))
+        return;
+    std::memcpy(store.at, pairs.data(), pairs.size());
+    slot->pairs_size = static_cast<std::uint16_t>(pairs.size());
+    slot->key_size = static_cast<std::uint16_t>(store.at - slot->bytes);
+}
+
+std::uint64_t reused_params() {
+    return reused_count;
 }
 
 std::string fixed_params() {

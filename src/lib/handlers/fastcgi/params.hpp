@@ -45,6 +45,9 @@ struct Endpoints {
     char server_address[48] = "";
     char server_port[8] = "";
     bool https = false; // the client spoke TLS (to a proxy that said so)
+    // The client's connection (look_up's `fd`), or -1: which of this
+    // thread's slots write_params keeps the connection's last params in.
+    int fd = -1;
     // The six pairs at their largest, a byte per length (each below 128).
     char pairs[2 * 6 + sizeof "REQUEST_SCHEME" + sizeof "HTTPS" + sizeof "https" + sizeof "on" +
                4 * sizeof "REMOTE_ADDR" + 2 * sizeof remote_address + 2 * sizeof remote_port];
@@ -84,7 +87,20 @@ std::string fixed_params();
 std::string extra_params(const std::vector<std::pair<std::string, std::string>>& params);
 
 // Writes BEGIN_REQUEST's PARAMS stream (not its end) for `request`.
+//
+// A client on a kept connection sends the same head again and again (a
+// browser for most of its fields, a load generator for all of them): the
+// pairs written for a connection's request are kept, with everything they
+// were made from, in a slot of a per-thread table chosen by
+// `endpoints.fd`, and a later request whose inputs are the same byte for
+// byte (every view of `params`, the request's fields, version and user, the
+// endpoints' pairs) gets a copy of them. Nothing else goes into the pairs,
+// so the copy is what writing them anew would send; what decides the inputs
+// (the script on disk, the configuration) still runs for every request.
+// Pairs written through a flush, or too large for a slot, are not kept.
 void write_params(fastcgi::RecordWriter& writer, const http::Request& request,
                   const ScriptParams& params, const Endpoints& endpoints);
+// How many of this thread's write_params calls copied kept pairs.
+std::uint64_t reused_params();
 
 } // namespace weft::handlers
