@@ -113,7 +113,7 @@ TEST_CASE("a check lets in right credentials only, and says the name sent", "[ba
     CHECK(user.empty());
 }
 
-TEST_CASE("a user file changed on disk is read again; a bad one keeps the users before",
+TEST_CASE("a user file changed on disk is read again, a bad one keeps the users before",
           "[basic_auth]") {
     TempFile file;
     file.write(kAlice);

@@ -31,7 +31,7 @@ TEST_CASE("no limit anywhere: no table, and handlers carry none", "[build]") {
     CHECK_FALSE(handlers::limit_table(config));
 }
 
-TEST_CASE("a site's limits are one budget; a handler's own key is its own", "[build]") {
+TEST_CASE("a site's limits are one budget, a handler's own key is its own", "[build]") {
     config::Config config;
     config.limit_table = 100;
     config::Site& site = config.sites.emplace_back();

@@ -105,7 +105,7 @@ TEST_CASE("SIGTERM stops a multi-loop server, in-flight requests finished", "[lo
     for (std::size_t i = 0; i < group.size(); ++i) CHECK(group.loop(i).live_tasks() == 0);
 }
 
-TEST_CASE("SIGHUP and SIGUSR1 run their functions on run()'s thread; a round visits every loop",
+TEST_CASE("SIGHUP and SIGUSR1 run their functions on run()'s thread, a round visits every loop",
           "[loop]") {
     SignalsBlocked blocked;
     LoopGroup group({.threads = 3});

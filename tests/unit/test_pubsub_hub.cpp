@@ -212,7 +212,7 @@ TEST_CASE("a delivery allocates nothing per subscriber", "[pubsub]") {
 }
 #endif
 
-TEST_CASE("a subscriber that does not read is closed with 1008; the others get everything",
+TEST_CASE("a subscriber that does not read is closed with 1008, the others get everything",
           "[pubsub]") {
     Bench bench;
     bench.settings.max_queued = 4096;
@@ -276,7 +276,7 @@ TEST_CASE("a ping is answered, a close echoed, then the fd closes", "[pubsub]") 
     CHECK(bench.hub->sessions() == 0);
 }
 
-TEST_CASE("clients_publish: a subscriber's message goes to its topic; without, 1008", "[pubsub]") {
+TEST_CASE("clients_publish: a subscriber's message goes to its topic, without, 1008", "[pubsub]") {
     Bench bench;
     bench.settings.clients_publish = true;
     bench.settings.max_message = 8;

@@ -176,7 +176,7 @@ TEST_CASE("a topic without subscribers or history is dropped", "[pubsub]") {
     CHECK(space.topic_count() == 0);
 }
 
-TEST_CASE("at max_topics the least recently used idle topic goes; all busy: refused", "[pubsub]") {
+TEST_CASE("at max_topics the least recently used idle topic goes, all busy: refused", "[pubsub]") {
     Space fixture;
     TopicSpace& space = *fixture.space;
     const Limits limits{1, 3};

@@ -505,7 +505,7 @@ TEST_CASE("ring receive buffers go back: many more receives than buffers, none l
     }
 }
 
-TEST_CASE("a full receive buffer says more may wait; a stale receive's buffer goes back",
+TEST_CASE("a full receive buffer says more may wait, a stale receive's buffer goes back",
           "[ring][bytes]") {
     if (!uring_here()) return;
     int error = 0;
@@ -588,7 +588,7 @@ TEST_CASE("a ring send copies the bytes: one in flight per fd, an error kept for
     CHECK(ring->take_send_error(fd) == 0);
 }
 
-TEST_CASE("a ring send larger than the socket takes goes on to its end; every slot is reused",
+TEST_CASE("a ring send larger than the socket takes goes on to its end, every slot is reused",
           "[ring][bytes]") {
     if (!uring_here()) return;
     int error = 0;
@@ -617,7 +617,7 @@ TEST_CASE("a ring send larger than the socket takes goes on to its end; every sl
     }
 }
 
-TEST_CASE("an orphan send ends by closing its fd; a cancelled one too", "[ring][bytes]") {
+TEST_CASE("an orphan send ends by closing its fd, a cancelled one too", "[ring][bytes]") {
     if (!uring_here()) return;
     int error = 0;
     auto ring = Ring::open(1024, error);

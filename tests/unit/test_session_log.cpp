@@ -34,7 +34,7 @@ std::string without_time(const std::string& line) {
 
 } // namespace
 
-TEST_CASE("a session's line ends with its note; an ordinary line has none", "[http]") {
+TEST_CASE("a session's line ends with its note, an ordinary line has none", "[http]") {
     TempDir dir;
     const std::string path = (dir.path / "access.log").string();
     std::string error;

@@ -42,7 +42,7 @@ TEST_CASE("same_address compares family, address and port, or the unix path") {
     CHECK_FALSE(systemd::same_address(parse("unix:/run/a"), parse("unix:/run/b")));
 }
 
-TEST_CASE("each passed socket serves the listener with its address; the rest are opened") {
+TEST_CASE("each passed socket serves the listener with its address, the rest are opened") {
     const std::vector<Address> listeners = {parse("127.0.0.1:80"), parse("[::]:443"),
                                             parse("unix:/run/weft.sock"), parse("*:8080")};
     std::string error;

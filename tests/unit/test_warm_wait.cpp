@@ -143,7 +143,7 @@ TEST_CASE("a warm wait cools after the loop's bound and parks, holding no corout
     CHECK(started_again == 1);
 }
 
-TEST_CASE("no more connections wait warm than the loop's limit; the others park", "[http][warm]") {
+TEST_CASE("no more connections wait warm than the loop's limit, the others park", "[http][warm]") {
     Rig rig;
     rig.t.loop.set_warm_bounds(2, 60'000);
     std::vector<bool> answered;
