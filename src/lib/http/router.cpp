@@ -57,7 +57,7 @@ namespace {
 // The n bytes at x and at y are the same. A route's path is short: up to 16
 // bytes are compared a word or two at a time in place (memcmp's call cost a
 // request 18 instructions: callgrind, hello).
-bool same_bytes(const char* x, const char* y, std::size_t n) {
+[[gnu::always_inline]] inline bool same_bytes(const char* x, const char* y, std::size_t n) {
     using words::load32;
     using words::load64;
     if (n > 16) return std::memcmp(x, y, n) == 0;
