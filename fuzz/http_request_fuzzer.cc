@@ -39,7 +39,7 @@ bool same_request(const Request& a, const Request& b) {
         !same_view(a.query, b.query) || !same_view(a.host, b.host) || a.minor != b.minor ||
         a.keep_alive != b.keep_alive || a.expect_continue != b.expect_continue ||
         a.chunked != b.chunked || a.content_length != b.content_length ||
-        a.header_count != b.header_count)
+        a.path_normal != b.path_normal || a.header_count != b.header_count)
         return false;
     for (std::size_t i = 0; i < a.header_count; ++i)
         if (!same_view(a.headers[i].name, b.headers[i].name) ||
@@ -60,10 +60,12 @@ void check_request(const Request& r, std::string_view head) {
 }
 
 // A normalised path starts with '/', holds no NUL, and has no empty, "." or
-// ".." segment (a trailing slash aside); it is raw itself or lies in out.
-void check_path(std::string_view raw) {
+// ".." segment (a trailing slash aside); it is raw itself or lies in out. A
+// path the parser called normal is raw itself.
+void check_path(std::string_view raw, bool parser_says_normal) {
     std::vector<char> out(raw.size());
     const std::optional<std::string_view> path = normalize_path(raw, out.data());
+    if (parser_says_normal) check(path && path->size() == raw.size() && *path == raw);
     if (!path) return;
     // Raw itself when it is already normal, else written into out.
     if (path->data() == raw.data())
@@ -132,7 +134,9 @@ void run(std::string_view text, std::size_t cut1, std::size_t cut2, ParserLimits
     check(same_request(*whole_request, *pieces_request));
     check_request(*whole_request, head);
     if (!whole_request->path.empty() && whole_request->path.front() == '/')
-        check_path(whole_request->path);
+        check_path(whole_request->path, whole_request->path_normal);
+    else
+        check(!whole_request->path_normal);
     if (whole_request->chunked) decode_body(text.substr(head_size));
 }
 

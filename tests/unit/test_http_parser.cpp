@@ -3,6 +3,7 @@
 // what feeding it whole gives.
 
 #include "http/parser.hpp"
+#include "http/path.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -26,7 +27,8 @@ std::string describe(const Request& r) {
         std::string(r.target) + "] [" + std::string(r.path) + "] [" + std::string(r.query) + "] [" +
         (r.host.data() ? std::string(r.host) : "null") + "] " + std::to_string(r.minor) +
         (r.keep_alive ? " keep-alive" : " close") + (r.expect_continue ? " expect" : "") +
-        (r.chunked ? " chunked" : "") + " length " + std::to_string(r.content_length);
+        (r.chunked ? " chunked" : "") + (r.path_normal ? " normal" : "") + " length " +
+        std::to_string(r.content_length);
     for (std::size_t i = 0; i < r.header_count; ++i)
         text +=
             " {" + std::string(r.headers[i].name) + ": " + std::string(r.headers[i].value) + "}";
@@ -123,6 +125,54 @@ TEST_CASE("a browser's GET: every field of the Request", "[http]") {
     }
     CHECK(inside(r->path, head));
     CHECK(inside(r->host, head));
+}
+
+// What path_normal must say of an origin-form path: no '%', no slash
+// followed by a slash or a dot.
+bool plainly_normal(std::string_view path) {
+    if (path.find('%') != std::string_view::npos) return false;
+    for (std::size_t i = 0; i + 1 < path.size(); ++i)
+        if (path[i] == '/' && (path[i + 1] == '/' || path[i + 1] == '.')) return false;
+    return true;
+}
+
+TEST_CASE("the parser tells a path normal exactly when it has no '%', '//' or '/.'", "[http]") {
+    // Each odd pair (or '%') at every offset of paths of 1 to 40 bytes, the
+    // target starting at different offsets in the line (method lengths),
+    // with and without a query that holds the odd bytes too: the scan's
+    // blocks, its tail and the byte before each block all get their turn.
+    auto r = std::make_unique<Request>();
+    int normal = 0, odd = 0;
+    for (const std::string method : {"GET", "DELETE", "OPTIONS"})
+        for (std::size_t length = 1; length <= 40; ++length)
+            for (const std::string oddity : {"", "//", "/.", "%", "/a", "./"})
+                for (std::size_t at = 1; at + oddity.size() <= length; at += 3)
+                    for (const std::string query : {"", "?x//y/.%"}) {
+                        std::string path = "/" + std::string(length - 1, 'b');
+                        path.replace(at, oddity.size(), oddity);
+                        const std::string head =
+                            with_host(method + " " + path + query + " HTTP/1.1");
+                        accept(head, *r);
+                        REQUIRE(r->path == path);
+                        CHECK(r->path_normal == plainly_normal(path));
+                        (r->path_normal ? normal : odd) += 1;
+                        if (r->path_normal) {
+                            std::string out(path.size(), '\0');
+                            const auto normalized = normalize_path(r->path, out.data());
+                            REQUIRE(normalized);
+                            CHECK(*normalized == path); // what admission takes as it is
+                        }
+                    }
+    CHECK(normal > 1000);
+    CHECK(odd > 1000);
+    // Other forms say nothing.
+    const std::string asterisk = with_host("OPTIONS * HTTP/1.1");
+    accept(asterisk, *r);
+    CHECK_FALSE(r->path_normal);
+    const std::string absolute = with_host("GET http://h/a HTTP/1.1");
+    accept(absolute, *r);
+    CHECK(r->path == "/a");
+    CHECK_FALSE(r->path_normal);
 }
 
 TEST_CASE("a path without a query has an empty query, and so has a bare '?'", "[http]") {

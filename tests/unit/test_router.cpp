@@ -210,3 +210,43 @@ TEST_CASE("an exact route serves only its own path", "[http]") {
     CHECK(route(router, "x", "/robots.txt") == "none");
     CHECK(route(router, "x", "/a/b") == "none");
 }
+
+TEST_CASE("an exact route of any length matches its path byte for byte", "[http]") {
+    // Each length a word compare handles differently (1 to 3, 4 to 7, 8 to
+    // 16, more), and a path one byte off at each position.
+    for (std::size_t length = 1; length <= 24; ++length) {
+        std::string path = "/";
+        for (std::size_t i = 1; i < length; ++i) path += static_cast<char>('a' + i % 26);
+        Router router;
+        router.add_site(routes({"exact " + path}));
+        INFO(path);
+        CHECK(route(router, "x", path) == "s:exact " + path);
+        for (std::size_t i = 0; i < length; ++i) {
+            std::string off = path;
+            off[i] = off[i] == 'z' ? 'y' : 'z';
+            INFO(off);
+            CHECK(route(router, "x", off) == "none");
+        }
+        CHECK(route(router, "x", path + "x") == "none");
+        CHECK(route(router, "x", path.substr(0, length - 1)) == "none");
+    }
+}
+
+TEST_CASE("a prefix route of any length matches its bytes byte for byte", "[http]") {
+    for (std::size_t length = 2; length <= 24; ++length) {
+        std::string prefix = "/";
+        for (std::size_t i = 1; i < length; ++i) prefix += static_cast<char>('a' + i % 26);
+        Router router;
+        router.add_site(routes({prefix}));
+        INFO(prefix);
+        CHECK(route(router, "x", prefix) == "s:" + prefix);
+        CHECK(route(router, "x", prefix + "/more") == "s:" + prefix);
+        CHECK(route(router, "x", prefix + "more") == "none");
+        for (std::size_t i = 1; i < length; ++i) {
+            std::string off = prefix + "/more";
+            off[i] = off[i] == 'z' ? 'y' : 'z';
+            INFO(off);
+            CHECK(route(router, "x", off) == "none");
+        }
+    }
+}

@@ -14,7 +14,7 @@ ResponseHandler::ResponseHandler(const config::ResponseHandler& config, http::Ro
 
 void ResponseHandler::serve(http::Exchange& exchange) const {
     exchange.status(status_);
-    exchange.header_lines(content_type_line_);
+    if (!content_type_line_.empty()) exchange.header_lines(content_type_line_);
     exchange.send(body_);
 }
 

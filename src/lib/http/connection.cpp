@@ -92,9 +92,11 @@ Admission admit(const Request& request, const ServerOptions& options, const Rout
     using Verdict = Admission::Verdict;
     const std::string_view raw = request.path;
     if (request.content_length > options.max_request_body) return {Verdict::refuse, 413, {}, raw};
-    if (raw == "*") return {Verdict::options, 0, {}, raw};
+    if (raw.size() == 1 && raw.front() == '*') return {Verdict::options, 0, {}, raw};
     if (raw.size() > size) return {Verdict::refuse, 414, {}, raw};
-    const std::optional<std::string_view> path = normalize_path(raw, scratch);
+    // The parser tells most paths normal on its way: no second look.
+    const std::optional<std::string_view> path =
+        request.path_normal ? std::optional(raw) : normalize_path(raw, scratch);
     if (!path) return {Verdict::refuse, 400, {}, raw};
     const Handler* handler = router.route(request.host, *path);
     if (!handler) return {Verdict::refuse, 404, {}, *path};

@@ -244,14 +244,6 @@ private:
     // write_some()'s round: the rest of the chunk under way (or a new one
     // of all of `bytes`), until done or `full`.
     ssize_t write_now(std::string_view bytes, bool& full);
-    // The head's lead [lead, end) (status line, Server, Date, framing), put
-    // right before the handler's fields: where the head starts.
-    char* place_lead(const char* lead, const char* end) {
-        const auto size = static_cast<std::size_t>(end - lead);
-        char* const start = head_ + kLeadRoom - size;
-        std::memcpy(start, lead, size);
-        return start;
-    }
     // Right after the handler's fields: where Connection and the blank line go.
     char* fields_end() { return head_ + kLeadRoom + head_size_; }
     int fail(int error);
@@ -296,7 +288,8 @@ private:
     char owed_[24];
     // The head is assembled in place: the handler's fields go at
     // head_[kLeadRoom...]; at sending, the status line, Server, Date and the
-    // length go right before them and Connection and the blank line after.
+    // length are written right before them (backwards, no copy of the lead)
+    // and Connection and the blank line after.
     static constexpr std::size_t kLeadRoom = 192;
     // The rules' lines share it with the handler's fields: 2 KiB more for
     // them cost every connection's stack frame a page touched by the

@@ -56,6 +56,66 @@ struct NotPlainHost {
     }
 };
 
+// The path of an origin-form target, from p (its first byte) to stop (the
+// request line's end): where it ends, at its first byte that is not VCHAR or
+// is '?'; and whether it is its own normal form (http/path.hpp), decided in
+// the same pass: no '%' to decode, no slash followed by a slash or a dot (an
+// empty, "." or ".." segment). A dot after a slash that starts another
+// segment (".well-known") is a false alarm: normalize_path() decides it.
+struct PathScan {
+    std::size_t end;
+    bool normal;
+};
+
+// The masks of one Block of a path; `slash_before` is 1 when the byte before
+// the Block is a slash.
+struct PathBits {
+    unsigned end;  // bytes that end the path
+    unsigned odd;  // bytes that may need normalize_path
+    unsigned last; // 1 when the block's last byte is a slash
+};
+[[gnu::always_inline]] inline PathBits path_bits(Block b, unsigned slash_before) {
+    const unsigned slash = bits(equal(b, '/'));
+    const unsigned after_slash = (slash << 1 | slash_before) & kAll;
+    return {NotTargetOrQuery{}(b),
+            bits(equal(b, '%')) | (after_slash & (slash | bits(equal(b, '.')))), slash >> 15};
+}
+
+// The odd bytes before the first end byte, or all of them when none ends it.
+[[gnu::always_inline]] inline bool none_before_end(const PathBits& m) {
+    return (m.odd & ((m.end & (0u - m.end)) - 1)) == 0; // end 0: every bit stays
+}
+
+[[gnu::always_inline]] inline PathScan scan_path(const char* bytes, std::size_t p,
+                                                 std::size_t stop) {
+    // The byte before the path is the SP after the method: no slash.
+    unsigned slash_before = 0;
+    for (; stop - p >= 16; p += 16) {
+        const PathBits m = path_bits(load_block(bytes + p), slash_before);
+        if (m.end != 0) return {p + std::countr_zero(m.end), none_before_end(m)};
+        if (m.odd != 0) return {find(bytes, p + 16, stop, NotTargetOrQuery{}), false};
+        slash_before = m.last;
+    }
+    if (p == stop) return {stop, true};
+    // The last bytes: as find() does, the Block that ends at stop, shifted
+    // past the bytes before p (the byte just before p, in it, sets the
+    // after-slash bit of p's); else a copy into a Block of zeros, whose
+    // padding, a control, ends the path.
+    const std::size_t shift = 16 - (stop - p);
+    PathBits m;
+    if (stop >= 16) {
+        m = path_bits(load_block(bytes + stop - 16), 0);
+        m.end >>= shift;
+        m.odd >>= shift;
+    } else {
+        Block block{};
+        std::memcpy(&block, bytes + p, stop - p);
+        m = path_bits(block, slash_before);
+        m.end &= (1u << (stop - p)) - 1;
+    }
+    return {m.end != 0 ? p + std::countr_zero(m.end) : stop, none_before_end(m)};
+}
+
 // find() of a special byte, 32 bytes a step while they last: field values
 // are most of a head.
 [[gnu::always_inline]] inline std::size_t find_special(const char* bytes, std::size_t p,
@@ -255,10 +315,12 @@ ParseStatus RequestParser::parse(std::string_view data, Request& request) {
     request.method_name = {bytes + start, i - start};
 
     // The target ends at the first byte that is not VCHAR, which must be the
-    // SP before the version; its first '?' is noted on the way.
+    // SP before the version; its first '?' is noted on the way, and whether
+    // an origin-form path needs normalising.
     const std::size_t target_start = ++i;
     std::size_t query = 0; // the first '?', if any (not 0: the method is before it)
-    i = find(bytes, i, end, NotTargetOrQuery{});
+    const PathScan path = scan_path(bytes, i, end);
+    i = path.end;
     if (i < end && bytes[i] == '?') {
         query = i;
         i = find(bytes, i + 1, end, NotTarget{});
@@ -283,8 +345,10 @@ ParseStatus RequestParser::parse(std::string_view data, Request& request) {
     // origin-form, the usual one (RFC 9112 §3.2.1): the path up to the first
     // '?', the query after it.
     request.host = {};
+    request.path_normal = false;
     if (bytes[target_start] != '/' || request.method == Method::connect)
         return parse_other_target(request);
+    request.path_normal = path.normal;
     if (query == 0) {
         request.path = {bytes + target_start, i - target_start};
         request.query = {};

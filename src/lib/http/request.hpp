@@ -51,6 +51,10 @@ struct Request {
     // It came behind a request answered before it on this connection (its
     // bytes were buffered by then: pipelined). Set by the connection.
     bool pipelined = false;
+    // `path` is its own normal form (http/path.hpp): normalize_path() would
+    // hand it back as it is. Set by the parser for origin-form paths it
+    // could tell so while scanning them; false says nothing.
+    bool path_normal = false;
     std::uint64_t content_length = 0; // when not chunked
     // The user Basic authentication let in (http/basic_auth.hpp), or empty:
     // set by the connection, not the parser.

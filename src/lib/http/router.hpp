@@ -62,9 +62,12 @@ private:
         bool prefixes_only = true; // exact_and_patterns is empty: one load to know
     };
 
-    static const Handler* exact_or_pattern(const SortedSite& sorted, std::string_view path);
+    // Out of line, as site_by_host(): a site of prefixes only never calls it.
+    [[gnu::noinline]] static const Handler* exact_or_pattern(const SortedSite& sorted,
+                                                             std::string_view path);
 
     const SortedSite* site_for(std::string_view host) const;
+    [[gnu::noinline]] const SortedSite* site_by_host(std::string_view host) const;
 
     std::vector<SortedSite> sites_;
 };
