@@ -44,7 +44,16 @@ struct Callback {
 class CallbackList {
 public:
     void add(Callback& callback);
-    void remove(Callback& callback);
+    void remove(Callback& callback) {
+        // In line, the common case: the last one leaves while nobody
+        // notifies (a Waker letting go of an event that did not fire).
+        if (!notifying_ && callback.index + 1 == size_ && size_ <= kInline) {
+            --size_;
+            callback.event = nullptr;
+            return;
+        }
+        remove_moving(callback);
+    }
     // Calls fn(callback) for each callback present when it starts and not
     // removed before its turn. Not reentrant (Event::notify queues instead).
     template <class F>
@@ -54,6 +63,8 @@ public:
 
 private:
     static constexpr std::uint32_t kInline = 2;
+    // Any other removal: another entry fills the hole (see the header).
+    void remove_moving(Callback& callback);
     Callback*& at(std::uint32_t i) { return i < kInline ? inline_[i] : spill_[i - kInline]; }
     void place(std::uint32_t i, Callback* callback) {
         at(i) = callback;
@@ -102,7 +113,9 @@ public:
     // once too. Otherwise the callback runs when the event fires.
     void subscribe(Callback& callback);
     // Idempotent; safe during notification.
-    void unsubscribe(Callback& callback);
+    void unsubscribe(Callback& callback) {
+        if (callback.event == this) callbacks_.remove(callback);
+    }
 
     void start();
     void stop();

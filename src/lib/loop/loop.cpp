@@ -75,6 +75,15 @@ FdEntry& entry_of(Timer& timer) {
 
 } // namespace
 
+void TaskBatch::grow_and_push(Task* task) {
+    const std::size_t capacity = capacity_ ? capacity_ * 2 : 64;
+    std::unique_ptr<Task*[]> grown(new Task*[capacity]);
+    std::copy(begin(), end(), grown.get());
+    tasks_ = std::move(grown);
+    capacity_ = capacity;
+    tasks_[size_++] = task;
+}
+
 Loop::Loop(FdTable& table, std::uint16_t index)
     : table_(table), index_(index), now_(read_clock()), timers_(now_) {
     register_loop_counters(index_, &counters_);
@@ -334,7 +343,7 @@ void Loop::queue(Task* task, std::int64_t value) {
     assert(!task->queued);
     task->queued = true;
     task->wake_value = value;
-    ready_.push_back(task);
+    ready_.push(task);
 }
 
 void Loop::wake(Coroutine& coroutine, std::int64_t value) {
