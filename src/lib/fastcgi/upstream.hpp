@@ -148,8 +148,9 @@ private:
 
     // Its timer, on the wheel of the loop that watches it: every kStallMs
     // from when a new connection was made, while no answer came;
-    // keepalive_timeout while it is idle; disarmed otherwise (and before it
-    // changes loops).
+    // keepalive_timeout while it is idle, and left so while a request of its
+    // loop uses it (given back, the deadline is pushed back; firing first,
+    // it finds it busy and ends); disarmed before it changes loops.
     struct Clock : Timer {
         Backend* backend;
     };
