@@ -140,6 +140,8 @@ public:
     bool started() const { return starts_ > 0; }
     std::int64_t result() const { return result_; }
     std::uint32_t subscribers() const { return callbacks_.size(); }
+    // Nobody but the caller holds a reference to it (a heap event).
+    bool only_reference() const { return refs_.load(std::memory_order_acquire) == 1; }
 
 protected:
     // Runs every subscriber once with `result`.
@@ -150,6 +152,12 @@ protected:
     virtual bool ready_now(std::int64_t& result) {
         (void)result;
         return false;
+    }
+    // For an event used again: it has not fired yet. Only while nobody is
+    // subscribed or has started it.
+    void reopen() {
+        flags_ &= static_cast<std::uint16_t>(~(kCompleted | kClosed));
+        result_ = 0;
     }
     virtual void on_start() {}
     virtual void on_stop() {}

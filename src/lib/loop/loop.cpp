@@ -265,6 +265,7 @@ Task* Loop::new_task(CoroutinePtr coroutine, int fd) {
     } else {
         task = &task_storage_.emplace_back();
     }
+    task->wait_timer.task = task;
     task->coroutine = std::move(coroutine);
     task->coroutine->set_user(task);
     task->fd = fd;
@@ -278,6 +279,7 @@ Task* Loop::new_task(CoroutinePtr coroutine, int fd) {
 
 void Loop::free_task(Task* task) {
     if (task->warm) unlink_warm(task); // destroyed in a warm wait
+    task->wait_timer.cancel();
     if (task->prev) task->prev->next = task->next;
     if (task->next) task->next->prev = task->prev;
     if (live_ == task) live_ = task->next;

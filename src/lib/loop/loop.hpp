@@ -50,6 +50,12 @@ class Ring;
 struct RingCompletion;
 struct RingTag;
 
+struct Task;
+// A timer that knows its task.
+struct TaskTimer : Timer {
+    Task* task = nullptr;
+};
+
 struct ParkedState {
     void (*release)(ParkedState* self);
 };
@@ -76,7 +82,12 @@ struct Task {
     // already woken): it ends the next wait, so a woken value is never lost.
     std::int64_t pending = 0;
     std::int64_t wake_value = 0;
-    void* waiter = nullptr;     // the event layer's Waker while it waits there
+    void* waiter = nullptr; // the event layer's Waker while it waits there
+    // The event layer's timeouts, one wait after another. A wait that ends
+    // first leaves it armed, so the next one's deadline, mostly later, only
+    // pushes it back (a store) instead of placing a timer again; firing
+    // for a wait that is over, it does nothing. Disarmed when the task ends.
+    TaskTimer wait_timer;
     void* completion = nullptr; // the event layer's event for its end, if asked
 };
 
