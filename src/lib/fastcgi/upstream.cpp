@@ -85,7 +85,27 @@ void Backend::detach() {
 // once and stays fired: the waiter's ClientWatch may be between two awaits
 // of it (woken by its client) when it fires.
 struct Upstream::Waiter {
+    // Its trigger: one of the loop's spares, when it has one, else a new
+    // one; given back as a spare when nothing else holds it any more.
+    Waiter(Loop& on, UpstreamLoopCounters* here) : loop(&on), kept(here) {
+        if (kept && !kept->spare_triggers.empty() && &kept->spare_triggers.back()->loop() == &on) {
+            wake = std::move(kept->spare_triggers.back());
+            kept->spare_triggers.pop_back();
+        } else {
+            wake =
+                Ref<TriggerEvent>::adopt(Event::make<TriggerEvent>(on, TriggerEvent::Fires::once));
+        }
+    }
+    ~Waiter() {
+        if (kept && kept->spare_triggers.size() < UpstreamLoopCounters::kSpareTriggers &&
+            wake->rearm())
+            kept->spare_triggers.push_back(std::move(wake));
+    }
+    Waiter(const Waiter&) = delete;
+    Waiter& operator=(const Waiter&) = delete;
+
     Loop* loop;
+    UpstreamLoopCounters* kept;
     Ref<TriggerEvent> wake;
     Backend* backend = nullptr; // handed over
     bool slot = false;          // or: room to open a connection
@@ -412,10 +432,7 @@ Backend* Upstream::take(ClientWatch& client, AcquireError& error, bool& queued,
         return connect(error);
     }
 
-    Waiter waiter;
-    waiter.loop = &loop;
-    waiter.wake =
-        Ref<TriggerEvent>::adopt(Event::make<TriggerEvent>(loop, TriggerEvent::Fires::once));
+    Waiter waiter(loop, counters_here());
     waiter.prev = last_waiter_;
     if (last_waiter_)
         last_waiter_->next = &waiter;
