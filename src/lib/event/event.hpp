@@ -45,8 +45,14 @@ class CallbackList {
 public:
     void add(Callback& callback);
     void remove(Callback& callback) {
-        // In line, the common case: the last one leaves while nobody
+        // In line, the common cases: the only one leaves (notifying or not:
+        // every region is empty then), or the last one while nobody
         // notifies (a Waker letting go of an event that did not fire).
+        if (size_ == 1) {
+            size_ = visited_ = end_ = 0;
+            callback.event = nullptr;
+            return;
+        }
         if (!notifying_ && callback.index + 1 == size_ && size_ <= kInline) {
             --size_;
             callback.event = nullptr;

@@ -538,12 +538,7 @@ void Loop::after_resume(Task* task, std::int64_t value) {
         return;
     }
     const std::uint32_t op = yield_op(value);
-    if (op >= kOpCount) {
-        std::fprintf(stderr, "weft: coroutine %llu yielded unknown op %u: aborted\n",
-                     static_cast<unsigned long long>(task->coroutine->id()), op);
-        end_task(task, yield_value(Op::abort));
-        return;
-    }
+    if (op >= kOpCount) return abort_unknown_op(task, op);
     if (task->pending && op != static_cast<std::uint32_t>(Op::yield) &&
         op != static_cast<std::uint32_t>(Op::abort) &&
         op != static_cast<std::uint32_t>(Op::detach)) {
@@ -579,6 +574,12 @@ void Loop::after_resume(Task* task, std::int64_t value) {
         task->waiting = true;
         wake(*task->coroutine, -EBADF);
     }
+}
+
+void Loop::abort_unknown_op(Task* task, std::uint32_t op) {
+    std::fprintf(stderr, "weft: coroutine %llu yielded unknown op %u: aborted\n",
+                 static_cast<unsigned long long>(task->coroutine->id()), op);
+    end_task(task, yield_value(Op::abort));
 }
 
 void Loop::end_task(Task* task, std::int64_t result) {
@@ -652,9 +653,8 @@ void Loop::unlink_parked(int fd) {
 
 // --- waiting on fds -----------------------------------------------------------
 
-int Loop::watch(int fd, FdEntry& entry, std::uint8_t interest) {
+int Loop::register_interest(int fd, FdEntry& entry, std::uint8_t interest) {
     const std::uint8_t want = entry.registered | interest;
-    if (want == entry.registered) return 0;
     if (kEpollEvents[want] == kEpollEvents[entry.registered]) {
         entry.registered = want; // the same events (readable asks for the peer's end too)
         return 0;

@@ -381,9 +381,18 @@ private:
     void queue(Task* task, std::int64_t value);
 
     void wait_on(Task* task, int fd, std::uint8_t interest);
-    void await_foreign(Task* task, int fd, std::uint8_t interest);
+    [[gnu::noinline]] void await_foreign(Task* task, int fd, std::uint8_t interest);
     static void forget_awaited(Loop* loop, int fd);
-    int watch(int fd, FdEntry& entry, std::uint8_t interest);
+    // The registration grown to `interest`: nothing when it holds it (in
+    // line: every wait after the first), else register_interest().
+    int watch(int fd, FdEntry& entry, std::uint8_t interest) {
+        if ((entry.registered | interest) == entry.registered) return 0;
+        return register_interest(fd, entry, interest);
+    }
+    // Out of line, so that the resume path saves no registers for the
+    // epoll_ctl it mostly does not make.
+    [[gnu::noinline]] int register_interest(int fd, FdEntry& entry, std::uint8_t interest);
+    [[gnu::noinline, gnu::cold]] void abort_unknown_op(Task* task, std::uint32_t op);
     std::int64_t take_ready(FdEntry& entry, std::uint8_t interest);
 
     FsWatch* open_fs_watch();
