@@ -87,6 +87,8 @@ struct Task {
     // first leaves it armed, so the next one's deadline, mostly later, only
     // pushes it back (a store) instead of placing a timer again; firing
     // for a wait that is over, it does nothing. Disarmed when the task ends.
+    // (Until it fires it counts as an armed timer: a deadlock report, made
+    // only with none armed, may come that much later.)
     TaskTimer wait_timer;
     void* completion = nullptr; // the event layer's event for its end, if asked
 };
