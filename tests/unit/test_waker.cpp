@@ -92,6 +92,76 @@ TEST_CASE("await_all waits for every event, a timeout ends any wait", "[event]")
     CHECK(none_fired.index == AwaitResult::kTimeout);
 }
 
+TEST_CASE("a timeout left armed by a wait that ended first times out no later wait", "[event]") {
+    test::EventLoop t;
+    weft::Future<int> early(t.loop), unlimited(t.loop), never(t.loop);
+    AwaitResult first{}, second{}, longer{}, shorter{};
+    std::uint64_t second_ms = 0, longer_ms = 0, shorter_ms = 0;
+    const auto sleep_ms = [&](std::uint32_t ms) {
+        weft::TimerEvent timer(t.loop, ms);
+        weft::await(timer);
+    };
+    t.spawn([&] {
+        sleep_ms(5);
+        early.resolve(1);
+        sleep_ms(80); // past the first wait's deadline
+        unlimited.resolve(2);
+    });
+    t.spawn([&] {
+        Loop& loop = *Loop::current();
+        first = weft::await(early, 40); // fires at 5 ms: its 40 ms deadline stays armed
+        std::uint64_t start = loop.now();
+        second = weft::await(unlimited); // no timeout: the 40 ms one is not its
+        second_ms = loop.now() - start;
+        start = loop.now();
+        longer = weft::await(never, 100); // a later deadline: pushed back, kept to the ms
+        longer_ms = loop.now() - start;
+        weft::await(early, 5'000); // ends at once, leaving 5 s armed
+        start = loop.now();
+        shorter = weft::await(never, 10); // an earlier one: moved, not waited for
+        shorter_ms = loop.now() - start;
+    });
+    t.run();
+    CHECK(first.index == 0);
+    CHECK(second.index == 0);
+    CHECK(second.value == 0);
+    CHECK(second_ms >= 40);
+    CHECK(longer.index == AwaitResult::kTimeout);
+    CHECK(longer_ms >= 100);
+    CHECK(longer_ms < 1'000);
+    CHECK(shorter.index == AwaitResult::kTimeout);
+    CHECK(shorter_ms >= 10);
+    CHECK(shorter_ms < 1'000);
+}
+
+TEST_CASE("a once trigger rearmed waits for a new fire, and is not rearmed while shared",
+          "[event]") {
+    test::EventLoop t;
+    AwaitResult replayed{}, after_rearm{}, fired_again{};
+    bool rearmed = false, rearmed_shared = false;
+    t.spawn([&] {
+        auto trigger = weft::Ref<weft::TriggerEvent>::adopt(
+            Event::make<weft::TriggerEvent>(t.loop, weft::TriggerEvent::Fires::once));
+        trigger->fire_here();
+        replayed = weft::await(*trigger, 0); // fired for good: replayed
+        {
+            const weft::Ref<weft::TriggerEvent> held = trigger; // a fire in flight holds one
+            rearmed_shared = trigger->rearm();
+        }
+        rearmed = trigger->rearm();
+        after_rearm = weft::await(*trigger, 10); // new again: nothing to replay
+        Loop::current()->spawn([trigger] { trigger->fire(); });
+        fired_again = weft::await(*trigger, 1'000);
+    });
+    t.run();
+    CHECK(replayed.index == 0);
+    CHECK_FALSE(rearmed_shared);
+    CHECK(rearmed);
+    CHECK(after_rearm.index == AwaitResult::kTimeout);
+    CHECK(fired_again.index == 0);
+    CHECK(fired_again.value == 1);
+}
+
 TEST_CASE("an event completed before the wait is replayed, never lost", "[event]") {
     test::EventLoop t;
     weft::Future<std::string> future(t.loop);

@@ -15,7 +15,7 @@ void CallbackList::add(Callback& callback) {
     place(size_++, &callback);
 }
 
-void CallbackList::remove(Callback& callback) {
+void CallbackList::remove_moving(Callback& callback) {
     std::uint32_t hole = callback.index;
     assert(hole < size_ && at(hole) == &callback);
     if (notifying_) {
@@ -57,11 +57,6 @@ void Event::subscribe(Callback& callback) {
     } else if (ready_now(now)) {
         callback.fn(callback, *this, now);
     }
-}
-
-void Event::unsubscribe(Callback& callback) {
-    if (callback.event != this) return;
-    callbacks_.remove(callback);
 }
 
 void Event::start() {
@@ -111,14 +106,20 @@ void Event::notify(std::int64_t result) {
         reentrant_.push_back(result);
         return;
     }
-    retain(); // a callback may dispose this event
+    // A callback may dispose a heap event: it lives until the end of this.
+    // (One on a stack or in an object outlives its subscribers anyway.)
+    const bool heap = heap_;
+    if (heap) retain();
     callbacks_.notify_each([&](Callback& callback) { callback.fn(callback, *this, result); });
-    for (std::size_t i = 0; i < reentrant_.size(); ++i) {
-        const std::int64_t again = reentrant_[i];
-        callbacks_.notify_each([&](Callback& callback) { callback.fn(callback, *this, again); });
+    if (!reentrant_.empty()) [[unlikely]] {
+        for (std::size_t i = 0; i < reentrant_.size(); ++i) {
+            const std::int64_t again = reentrant_[i];
+            callbacks_.notify_each(
+                [&](Callback& callback) { callback.fn(callback, *this, again); });
+        }
+        reentrant_.clear();
     }
-    reentrant_.clear();
-    release();
+    if (heap) release();
 }
 
 void Event::complete(std::int64_t result) {

@@ -44,7 +44,22 @@ struct Callback {
 class CallbackList {
 public:
     void add(Callback& callback);
-    void remove(Callback& callback);
+    void remove(Callback& callback) {
+        // In line, the common cases: the only one leaves (notifying or not:
+        // every region is empty then), or the last one while nobody
+        // notifies (a Waker letting go of an event that did not fire).
+        if (size_ == 1) {
+            size_ = visited_ = end_ = 0;
+            callback.event = nullptr;
+            return;
+        }
+        if (!notifying_ && callback.index + 1 == size_ && size_ <= kInline) {
+            --size_;
+            callback.event = nullptr;
+            return;
+        }
+        remove_moving(callback);
+    }
     // Calls fn(callback) for each callback present when it starts and not
     // removed before its turn. Not reentrant (Event::notify queues instead).
     template <class F>
@@ -54,6 +69,8 @@ public:
 
 private:
     static constexpr std::uint32_t kInline = 2;
+    // Any other removal: another entry fills the hole (see the header).
+    void remove_moving(Callback& callback);
     Callback*& at(std::uint32_t i) { return i < kInline ? inline_[i] : spill_[i - kInline]; }
     void place(std::uint32_t i, Callback* callback) {
         at(i) = callback;
@@ -102,7 +119,9 @@ public:
     // once too. Otherwise the callback runs when the event fires.
     void subscribe(Callback& callback);
     // Idempotent; safe during notification.
-    void unsubscribe(Callback& callback);
+    void unsubscribe(Callback& callback) {
+        if (callback.event == this) callbacks_.remove(callback);
+    }
 
     void start();
     void stop();
@@ -127,6 +146,8 @@ public:
     bool started() const { return starts_ > 0; }
     std::int64_t result() const { return result_; }
     std::uint32_t subscribers() const { return callbacks_.size(); }
+    // Nobody but the caller holds a reference to it (a heap event).
+    bool only_reference() const { return refs_.load(std::memory_order_acquire) == 1; }
 
 protected:
     // Runs every subscriber once with `result`.
@@ -137,6 +158,12 @@ protected:
     virtual bool ready_now(std::int64_t& result) {
         (void)result;
         return false;
+    }
+    // For an event used again: it has not fired yet. Only while nobody is
+    // subscribed or has started it.
+    void reopen() {
+        flags_ &= static_cast<std::uint16_t>(~(kCompleted | kClosed));
+        result_ = 0;
     }
     virtual void on_start() {}
     virtual void on_stop() {}

@@ -16,6 +16,12 @@ int PollProxy::attach(PollEvent& event) {
     event.next_ = first_;
     if (first_) first_->prev_ = &event;
     first_ = &event;
+    // Watched by this proxy for that interest already (every wait after
+    // the first on it): what watch_fd would find, without the call.
+    if (loop_.table().fits(fd_)) {
+        const FdEntry& entry = loop_.table()[fd_];
+        if (entry.data == this && (entry.registered & event.interest_) == event.interest_) return 0;
+    }
     return loop_.watch_fd(fd_, *this, event.interest_);
 }
 

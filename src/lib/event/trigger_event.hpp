@@ -42,6 +42,17 @@ public:
 
     std::string info() const override { return describe("trigger"); }
 
+    // Makes a fired trigger new again, for one more wait, when nothing can
+    // touch it any more: no other reference (a fire() in flight holds one),
+    // no subscriber, not started, not disposed. False (left as it is)
+    // otherwise.
+    bool rearm() {
+        if (!only_reference() || subscribers() || started() || has(kDisposed)) return false;
+        reopen();
+        pending_.store(0, std::memory_order_relaxed);
+        return true;
+    }
+
 private:
     void deliver(std::int64_t count) {
         if (has(kClosed) || has(kCompleted)) return;

@@ -10,8 +10,6 @@ Waker::Waker(Mode mode, std::size_t events)
       mode_(mode) {
     assert(task_ && "await outside a loop's coroutine");
     if (events > kInline) spill_ = std::make_unique<Subscription[]>(events - kInline);
-    timeout_.waker = this;
-    timeout_.fire = on_timeout;
 }
 
 Waker::~Waker() {
@@ -47,8 +45,12 @@ void Waker::on_event(Callback& callback, Event&, std::int64_t result) {
 }
 
 void Waker::on_timeout(Timer& timer) {
-    Waker& w = *static_cast<TimeoutTimer&>(timer).waker;
-    if (w.status_ == Status::waiting) w.finish(AwaitResult::kTimeout, -ETIMEDOUT);
+    // The task's timer, left armed by a wait that is over: only the wait
+    // suspended now, if it armed it, times out (its deadline is then the
+    // timer's: arming it set it so).
+    auto* w = static_cast<Waker*>(static_cast<TaskTimer&>(timer).task->waiter);
+    if (!w || !w->timed_ || w->status_ != Status::waiting) return;
+    w->finish(AwaitResult::kTimeout, -ETIMEDOUT);
 }
 
 void Waker::finish(int index, std::int64_t value) {
@@ -71,7 +73,7 @@ void Waker::finish(int index, std::int64_t value) {
 }
 
 void Waker::release_all() {
-    timeout_.cancel();
+    // The timeout stays armed (Task::wait_timer).
     for (std::uint32_t i = 0; i < count_; ++i) {
         Subscription& s = slot(i);
         if (Event* event = std::exchange(s.target, nullptr)) {
@@ -89,8 +91,12 @@ AwaitResult Waker::wait(std::int64_t timeout_ms) {
         status_ = Status::result;
     }
     if (status_ == Status::no_status) {
-        if (timeout_ms >= 0)
-            loop_.timers().arm(timeout_, loop_.now() + static_cast<std::uint64_t>(timeout_ms));
+        if (timeout_ms >= 0) {
+            timed_ = true;
+            deadline_ = loop_.now() + static_cast<std::uint64_t>(timeout_ms);
+            task_->wait_timer.fire = on_timeout;
+            loop_.timers().arm(task_->wait_timer, deadline_);
+        }
         status_ = Status::waiting;
         task_->waiter = this;
         const std::int64_t woken = weft::yield(yield_value(Op::suspend));
@@ -119,7 +125,7 @@ std::string Waker::info() const {
         line += s.target ? s.target->info() : std::string("(released)");
     }
     line += "}";
-    if (timeout_.armed()) line += " with a timeout";
+    if (timed_ && status_ == Status::waiting) line += " with a timeout";
     return line;
 }
 

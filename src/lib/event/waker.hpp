@@ -6,8 +6,9 @@
 // on the first event to fire (await_any) or the last (await_all), or on its
 // timeout, queues the coroutine on its loop. When the coroutine runs again
 // the Waker unsubscribes and stops everything: each an O(1) removal. Its
-// first three subscriptions and its timeout timer are inline, so a typical
-// wait (an fd, a timer, a channel) allocates nothing.
+// first three subscriptions are inline and its timeout is its task's
+// wait_timer (loop.hpp), so a typical wait (an fd, a timer, a channel)
+// allocates nothing, and a timeout mostly only pushes a deadline back.
 //
 // Status: NO_STATUS while subscribing (an event that is already complete
 // answers then, and the coroutine does not suspend at all: nothing is lost
@@ -86,10 +87,6 @@ private:
         return i < kInline ? inline_[i] : spill_[i - kInline];
     }
 
-    struct TimeoutTimer : Timer {
-        Waker* waker;
-    };
-
     Loop& loop_;
     Coroutine& coroutine_;
     Task* task_;
@@ -98,7 +95,9 @@ private:
     std::uint32_t count_ = 0;
     std::uint32_t fired_count_ = 0;
     AwaitResult result_{AwaitResult::kError, 0};
-    TimeoutTimer timeout_;
+    bool timed_ = false;         // wait() was given a timeout: the task's wait_timer
+    std::uint64_t deadline_ = 0; // then ends it at this time
+
     Subscription inline_[kInline];
     std::unique_ptr<Subscription[]> spill_;
 };

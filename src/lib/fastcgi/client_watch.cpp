@@ -22,8 +22,7 @@ int ClientWatch::await(Event& event, std::uint32_t timeout_ms) {
             deadline > loop.now() ? static_cast<std::int64_t>(deadline - loop.now()) : 0;
         AwaitResult woke;
         if (watching_) {
-            PollEvent hangup(client_, kPeerClosed);
-            woke = await_any({&event, &hangup}, left);
+            woke = await_any({&event, &hangup_}, left);
         } else {
             woke = weft::await(event, left);
         }

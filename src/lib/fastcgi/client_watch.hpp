@@ -26,7 +26,9 @@ public:
 
     explicit ClientWatch(PollProxy& client, Pipelined pipelined = nullptr,
                          const void* context = nullptr)
-        : client_(client), pipelined_(pipelined), context_(context) {}
+        : client_(client), hangup_(client, kPeerClosed), pipelined_(pipelined), context_(context) {}
+    ClientWatch(const ClientWatch&) = delete;
+    ClientWatch& operator=(const ClientWatch&) = delete;
 
     // Waits for `event`, at most `timeout_ms` in all: 0 when it fired, or
     // -ECONNABORTED (the client hung up), -ETIMEDOUT, -ECANCELED.
@@ -37,6 +39,9 @@ private:
     bool gone(int fd) const;
 
     PollProxy& client_;
+    // The client's end, one event for every wait of the request (each
+    // await starts and stops it).
+    PollEvent hangup_;
     Pipelined pipelined_;
     const void* context_;
     bool watching_ = true;

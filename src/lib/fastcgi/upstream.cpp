@@ -85,7 +85,27 @@ void Backend::detach() {
 // once and stays fired: the waiter's ClientWatch may be between two awaits
 // of it (woken by its client) when it fires.
 struct Upstream::Waiter {
+    // Its trigger: one of the loop's spares, when it has one, else a new
+    // one; given back as a spare when nothing else holds it any more.
+    Waiter(Loop& on, UpstreamLoopCounters* here) : loop(&on), kept(here) {
+        if (kept && !kept->spare_triggers.empty() && &kept->spare_triggers.back()->loop() == &on) {
+            wake = std::move(kept->spare_triggers.back());
+            kept->spare_triggers.pop_back();
+        } else {
+            wake =
+                Ref<TriggerEvent>::adopt(Event::make<TriggerEvent>(on, TriggerEvent::Fires::once));
+        }
+    }
+    ~Waiter() {
+        if (kept && kept->spare_triggers.size() < UpstreamLoopCounters::kSpareTriggers &&
+            wake->rearm())
+            kept->spare_triggers.push_back(std::move(wake));
+    }
+    Waiter(const Waiter&) = delete;
+    Waiter& operator=(const Waiter&) = delete;
+
     Loop* loop;
+    UpstreamLoopCounters* kept;
     Ref<TriggerEvent> wake;
     Backend* backend = nullptr; // handed over
     bool slot = false;          // or: room to open a connection
@@ -180,10 +200,13 @@ void Upstream::push_idle(Backend* backend) {
     idle_ = backend;
     backend->idle_ = true;
     ++idle_count_;
-    // On its loop (release() and hand-overs run there): its wheel.
+    // On its loop (release() and hand-overs run there): its wheel. Left
+    // armed from its last idle time, the deadline is only pushed back.
     if (const std::uint32_t ms = options_.keepalive_timeout_ms) {
         Loop& loop = *backend->loop_;
         loop.timers().arm(backend->clock_, loop.now() + ms);
+    } else {
+        backend->clock_.cancel(); // a reload made idle ones stay open
     }
 }
 
@@ -216,8 +239,12 @@ bool Upstream::hand_over(Backend* backend, Waiter*& woken) {
     if (!w) return false;
     unlink_waiter(*w);
     if (backend) {
-        // Only the loop watching it may take it out of its epoll: this one.
-        if (backend->loop_ != w->loop) backend->detach();
+        // Only the loop watching it may take it out of its epoll, or off
+        // its wheel: this one.
+        if (backend->loop_ != w->loop) {
+            backend->clock_.cancel();
+            backend->detach();
+        }
         w->backend = backend;
     } else {
         w->slot = true;
@@ -281,9 +308,11 @@ void Upstream::give_back_slot() {
 // --- children held ------------------------------------------------------------
 
 void Upstream::settle(Backend* backend) {
-    backend->unanswered_ = false;
-    backend->clock_.cancel();
-    if (!backend->stalled_) return;
+    if (backend->unanswered_) {
+        backend->unanswered_ = false;
+        backend->clock_.cancel(); // its stall clock; a kept one's stays (take())
+    }
+    if (!backend->stalled_) return; // stalled only while unanswered
     backend->stalled_ = false;
     std::lock_guard lock(mutex_);
     --stalled_;
@@ -390,8 +419,10 @@ Backend* Upstream::take(ClientWatch& client, AcquireError& error, bool& queued,
     std::unique_lock lock(mutex_);
     for (Backend* b = idle_; b; b = b->next_) {
         if (b->loop_ == &loop) {
+            // Its keepalive clock stays armed: given back idle, its deadline
+            // is pushed back (a store), not placed again; firing while it is
+            // busy, it finds it not idle (expire()) and does nothing.
             unlink_idle(b);
-            b->clock_.cancel();
             return b;
         }
     }
@@ -401,10 +432,7 @@ Backend* Upstream::take(ClientWatch& client, AcquireError& error, bool& queued,
         return connect(error);
     }
 
-    Waiter waiter;
-    waiter.loop = &loop;
-    waiter.wake =
-        Ref<TriggerEvent>::adopt(Event::make<TriggerEvent>(loop, TriggerEvent::Fires::once));
+    Waiter waiter(loop, counters_here());
     waiter.prev = last_waiter_;
     if (last_waiter_)
         last_waiter_->next = &waiter;
@@ -446,13 +474,17 @@ Backend* Upstream::take(ClientWatch& client, AcquireError& error, bool& queued,
     const bool client_gone = waited == -ECONNABORTED || waited == -ECANCELED;
     handed_ms = loop.now();
 
-    lock.lock();
-    if (waiter.queued) {
-        unlink_waiter(waiter);
-        error = client_gone ? AcquireError::client_gone : AcquireError::queue_timeout;
-        return nullptr;
+    // Woken by its trigger (0), it was handed something and taken out of
+    // the queue under the lock before the trigger fired: nothing to check.
+    if (waited != 0) {
+        lock.lock();
+        if (waiter.queued) {
+            unlink_waiter(waiter);
+            error = client_gone ? AcquireError::client_gone : AcquireError::queue_timeout;
+            return nullptr;
+        }
+        lock.unlock();
     }
-    lock.unlock();
     // Handed something after all, whatever ended the wait.
     if (waiter.backend) {
         waiter.backend->attach(loop);

@@ -52,6 +52,7 @@
 // is tried and none is marked down.
 
 #include "event/poll_event.hpp"
+#include "event/trigger_event.hpp"
 #include "fastcgi/cgi_head.hpp"
 #include "fastcgi/client_watch.hpp"
 #include "fastcgi/record.hpp"
@@ -69,10 +70,6 @@
 #include <new>
 #include <string>
 #include <vector>
-
-namespace weft {
-class TriggerEvent;
-}
 
 namespace weft::fastcgi {
 
@@ -104,6 +101,12 @@ struct UpstreamLoopCounters {
     Counter acquired; // requests given a connection
     Counter waited;   // of the requests that asked, those that queued
     Counter failures; // requests given none: no server (502), connect timed out (504), queue (503)
+
+    // Not figures: the triggers of this loop's queued requests that ended,
+    // kept for the next ones (a waiter allocates nothing once as many have
+    // queued at once as will again); on this loop's thread only.
+    static constexpr std::size_t kSpareTriggers = 64;
+    std::vector<Ref<TriggerEvent>> spare_triggers;
 
     void count_wait(std::uint64_t ms);
 };
@@ -148,8 +151,9 @@ private:
 
     // Its timer, on the wheel of the loop that watches it: every kStallMs
     // from when a new connection was made, while no answer came;
-    // keepalive_timeout while it is idle; disarmed otherwise (and before it
-    // changes loops).
+    // keepalive_timeout while it is idle, and left so while a request of its
+    // loop uses it (given back, the deadline is pushed back; firing first,
+    // it finds it busy and ends); disarmed before it changes loops.
     struct Clock : Timer {
         Backend* backend;
     };

@@ -75,6 +75,15 @@ FdEntry& entry_of(Timer& timer) {
 
 } // namespace
 
+void TaskBatch::grow_and_push(Task* task) {
+    const std::size_t capacity = capacity_ ? capacity_ * 2 : 64;
+    std::unique_ptr<Task*[]> grown(new Task*[capacity]);
+    std::copy(begin(), end(), grown.get());
+    tasks_ = std::move(grown);
+    capacity_ = capacity;
+    tasks_[size_++] = task;
+}
+
 Loop::Loop(FdTable& table, std::uint16_t index)
     : table_(table), index_(index), now_(read_clock()), timers_(now_) {
     register_loop_counters(index_, &counters_);
@@ -256,6 +265,7 @@ Task* Loop::new_task(CoroutinePtr coroutine, int fd) {
     } else {
         task = &task_storage_.emplace_back();
     }
+    task->wait_timer.task = task;
     task->coroutine = std::move(coroutine);
     task->coroutine->set_user(task);
     task->fd = fd;
@@ -269,6 +279,7 @@ Task* Loop::new_task(CoroutinePtr coroutine, int fd) {
 
 void Loop::free_task(Task* task) {
     if (task->warm) unlink_warm(task); // destroyed in a warm wait
+    task->wait_timer.cancel();
     if (task->prev) task->prev->next = task->next;
     if (task->next) task->next->prev = task->prev;
     if (live_ == task) live_ = task->next;
@@ -334,7 +345,7 @@ void Loop::queue(Task* task, std::int64_t value) {
     assert(!task->queued);
     task->queued = true;
     task->wake_value = value;
-    ready_.push_back(task);
+    ready_.push(task);
 }
 
 void Loop::wake(Coroutine& coroutine, std::int64_t value) {
@@ -527,12 +538,7 @@ void Loop::after_resume(Task* task, std::int64_t value) {
         return;
     }
     const std::uint32_t op = yield_op(value);
-    if (op >= kOpCount) {
-        std::fprintf(stderr, "weft: coroutine %llu yielded unknown op %u: aborted\n",
-                     static_cast<unsigned long long>(task->coroutine->id()), op);
-        end_task(task, yield_value(Op::abort));
-        return;
-    }
+    if (op >= kOpCount) return abort_unknown_op(task, op);
     if (task->pending && op != static_cast<std::uint32_t>(Op::yield) &&
         op != static_cast<std::uint32_t>(Op::abort) &&
         op != static_cast<std::uint32_t>(Op::detach)) {
@@ -568,6 +574,12 @@ void Loop::after_resume(Task* task, std::int64_t value) {
         task->waiting = true;
         wake(*task->coroutine, -EBADF);
     }
+}
+
+void Loop::abort_unknown_op(Task* task, std::uint32_t op) {
+    std::fprintf(stderr, "weft: coroutine %llu yielded unknown op %u: aborted\n",
+                 static_cast<unsigned long long>(task->coroutine->id()), op);
+    end_task(task, yield_value(Op::abort));
 }
 
 void Loop::end_task(Task* task, std::int64_t result) {
@@ -641,9 +653,8 @@ void Loop::unlink_parked(int fd) {
 
 // --- waiting on fds -----------------------------------------------------------
 
-int Loop::watch(int fd, FdEntry& entry, std::uint8_t interest) {
+int Loop::register_interest(int fd, FdEntry& entry, std::uint8_t interest) {
     const std::uint8_t want = entry.registered | interest;
-    if (want == entry.registered) return 0;
     if (kEpollEvents[want] == kEpollEvents[entry.registered]) {
         entry.registered = want; // the same events (readable asks for the peer's end too)
         return 0;
