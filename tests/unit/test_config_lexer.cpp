@@ -72,7 +72,7 @@ TEST_CASE("values: the rest of the line, a # only after a space starts a comment
     CHECK(s[3].value == "/data /conf");
 }
 
-TEST_CASE("quoted values take escapes, ${VAR} expands, \\$ does not", "[config]") {
+TEST_CASE("quoted values take escapes, ${VAR} expands, an escaped $ does not", "[config]") {
     const auto s = statements(R"(body = "say \"hi\"\n\tnow # not a comment"
 root = ${ROOT}/html
 listen = 127.0.0.1:${PORT}
