@@ -4,6 +4,7 @@ test that fails on the code reviewed (42ea49c).
 
     test_review_http.py WEFT_BINARY
 """
+import mmap
 import os
 import shutil
 import signal
@@ -84,6 +85,28 @@ class Review(ServerTestCase):
         time.sleep(0.2)
         for _ in range(2):
             self.assertEqual(self.body("/later.html"), (200, b"version two, longer\n"))
+
+    def test_a_file_with_two_names_written_through_a_shared_mapping_is_fresh(self):
+        # A write through a mapping is no inotify event; only a stat sees
+        # it, and a file with several names is stat-checked at each use. Its
+        # own inode watch trusted it instead, and the old copy stayed
+        # (review 22a).
+        path = f"{self.dir}/root/mapped.html"
+        write(path, b"AAAA\n")
+        os.link(path, f"{self.dir}/elsewhere/mapped.html")
+        past = time.time() - 10  # settled: cacheable though stat-checked
+        os.utime(path, (past, past))
+        for _ in range(4):
+            self.assertEqual(self.body("/mapped.html"), (200, b"AAAA\n"))
+        with open(path, "r+b") as f:
+            mapping = mmap.mmap(f.fileno(), 0)
+        try:
+            mapping[:] = b"BBBB\n"
+            mapping.flush()
+            time.sleep(0.2)
+            self.assertEqual(self.body("/mapped.html"), (200, b"BBBB\n"))
+        finally:
+            mapping.close()
 
     def test_empty_lines_do_not_hold_a_connection_past_request_timeout(self):
         # An empty line before a request line restarts the idle timeout, so

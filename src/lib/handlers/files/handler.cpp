@@ -377,15 +377,18 @@ bool FileRequest::watch_entry(CachedFile& file, const char* path, Walked expecte
             return false;
         // inotify hears of a write only through the directory it was made
         // in, and only of writes this kernel makes: a file on a network or
-        // FUSE file system is checked against the disk at every use instead,
-        // and a local file's own watch hears writes through its other names
-        // (hard links, made before or after this). It comes after the walk's
-        // watches, so a name swapped meanwhile shows in their stamps.
-        if (!inotify_sees_all(root_, path)) return true;
+        // FUSE file system, or with several names (a write through a shared
+        // mapping is no event, and only a stat sees one made through another
+        // name), is checked against the disk at every use instead. A file's
+        // own watch hears of a name added later (its link count changes),
+        // and of writes through it; it comes after the walk's watches, so a
+        // name swapped meanwhile shows in their stamps.
+        if (walked.st_nlink > 1 || !inotify_sees_all(root_, path)) return true;
         WatchStamp own;
         if (watch_->watch_file((root + '/' + path).c_str(), own) < 0) return true;
         file.watch.stamps.push_back(own);
         if (fstat(fd, &st) != 0) return false;
+        if (st.st_nlink > 1) return true; // a name added before the watch
     }
     file.watched = true;
     return true;
