@@ -58,7 +58,6 @@ TEST_CASE("params: a POST to a front controller, byte for byte", "[fastcgi]") {
     http::Request request;
     REQUIRE(parser.parse(head, request) == http::ParseStatus::done);
 
-    const std::string fixed = fixed_params();
     const std::string extra = extra_params({{"APP_ENV", "prod"}});
     ScriptParams params;
     params.document_root = "/srv/app";
@@ -71,7 +70,6 @@ TEST_CASE("params: a POST to a front controller, byte for byte", "[fastcgi]") {
     params.method = request.method_name;
     params.content_length = "7";
     params.server_name = "example.com";
-    params.fixed = fixed;
     params.extra = extra;
     Endpoints endpoints;
     std::strcpy(endpoints.remote_address, "127.0.0.1");
@@ -241,7 +239,6 @@ std::string written_anew(const http::Request& request, const ScriptParams& param
 struct Inputs {
     std::string head;
     http::Request request;
-    std::string fixed = fixed_params();
     std::string extra = extra_params({{"APP_ENV", "prod"}});
     ScriptParams params;
     Endpoints endpoints;
@@ -259,7 +256,6 @@ struct Inputs {
         params.method = request.method_name;
         params.content_length = "";
         params.server_name = "example.com";
-        params.fixed = fixed;
         params.extra = extra;
         std::strcpy(endpoints.remote_address, "127.0.0.1");
         std::strcpy(endpoints.remote_port, "54321");
@@ -307,7 +303,6 @@ TEST_CASE("params: any input that differs, by as little as a byte, gets pairs of
         {"method", [](Inputs& i) { i.params.method = "PUT"; }},
         {"content_length", [](Inputs& i) { i.params.content_length = "0"; }},
         {"server_name", [](Inputs& i) { i.params.server_name = "example.org"; }},
-        {"fixed", [](Inputs& i) { i.fixed.back() = '1'; }},
         {"extra", [](Inputs& i) { i.extra.back() = 'e'; }},
         {"remote_user", [](Inputs& i) { i.request.remote_user = "bob"; }},
         {"minor", [](Inputs& i) { i.request.minor = 0; }},
@@ -339,7 +334,6 @@ TEST_CASE("params: any input that differs, by as little as a byte, gets pairs of
         if (changed_view != "request_uri") changed.params.request_uri = changed.request.target;
         if (changed_view != "query") changed.params.query = changed.request.query;
         if (changed_view != "method") changed.params.method = changed.request.method_name;
-        changed.params.fixed = changed.fixed;
         changed.params.extra = changed.extra;
         changed.endpoints.encode();
         const std::string expected =

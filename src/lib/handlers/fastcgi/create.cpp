@@ -98,7 +98,6 @@ std::unique_ptr<http::Handler> create(const config::FastcgiHandler& config,
         own.servers = config.pass;
         state->upstream = context.pool(upstream_options(own));
     }
-    state->fixed_params = fixed_params();
     state->extra_params = extra_params(config.params);
     state->request_buffering = config.request_buffering;
     state->buffers = static_cast<std::size_t>(

@@ -99,6 +99,17 @@ bool same_ends(const CachedEnds& cached, const SocketEnds& ends) {
            std::memcmp(&cached.local, &ends.local, sizeof ends.local) == 0;
 }
 
+// The params that are the same for every request, encoded (a byte per
+// length): GATEWAY_INTERFACE, SERVER_SOFTWARE, and REDIRECT_STATUS, which
+// PHP built with --enable-force-cgi-redirect wants. A constant of the
+// program, so no input of the params cache below.
+constexpr std::string_view kFixedPairs = "\x11\x07"
+                                         "GATEWAY_INTERFACECGI/1.1"
+                                         "\x0f\x04"
+                                         "SERVER_SOFTWAREweft"
+                                         "\x0f\x03"
+                                         "REDIRECT_STATUS200";
+
 // One pair at `out`, whose lengths are below 128: where the next byte goes.
 char* put_short_pair(char* out, std::string_view name, std::string_view value) {
     *out++ = static_cast<char>(name.size());
@@ -150,7 +161,7 @@ ParamsSlot* params_slot(int fd) {
 
 // Every input of encode_params, in the order they are compared: those that
 // differ most often between requests first, so a miss is found early.
-static_assert(sizeof(ScriptParams) == 12 * sizeof(std::string_view),
+static_assert(sizeof(ScriptParams) == 11 * sizeof(std::string_view),
               "a new field of ScriptParams goes into the key too");
 template <class Key>
 bool each_input(Key& key, const http::Request& request, const ScriptParams& p,
@@ -160,8 +171,8 @@ bool each_input(Key& key, const http::Request& request, const ScriptParams& p,
           key.text(p.document_uri) && key.text(p.script_name) && key.text(p.script_file) &&
           key.text(p.path_info) && key.text(p.query) && key.text(p.method) &&
           key.text(p.content_length) && key.text(p.server_name) && key.text(p.document_root) &&
-          key.text(p.fixed) && key.text(p.extra) && key.text(request.remote_user) &&
-          key.text({&minor, 1}) && key.count(request.header_count)))
+          key.text(p.extra) && key.text(request.remote_user) && key.text({&minor, 1}) &&
+          key.count(request.header_count)))
         return false;
     for (std::size_t i = 0; i < request.header_count; ++i)
         if (!key.text(request.headers[i].name) || !key.text(request.headers[i].value)) return false;
@@ -356,7 +367,7 @@ void leading_pairs(To& to, const http::Request& request, const ScriptParams& p,
     to.param("CONTENT_TYPE", content_type);
     to.param("CONTENT_LENGTH", p.content_length);
     to.param("DOCUMENT_ROOT", p.document_root);
-    to.encoded_params(p.fixed);
+    to.encoded_params(kFixedPairs);
     to.param("SERVER_PROTOCOL", request.minor == 0 ? "HTTP/1.0" : "HTTP/1.1");
     to.encoded_params({endpoints.pairs, endpoints.pairs_size});
     to.param("SERVER_NAME", p.server_name);
@@ -446,15 +457,6 @@ void write_params(fastcgi::RecordWriter& w, const http::Request& request, const 
 
 std::uint64_t reused_params() {
     return reused_count;
-}
-
-std::string fixed_params() {
-    std::string pairs;
-    fastcgi::encode_pair(pairs, "GATEWAY_INTERFACE", "CGI/1.1");
-    fastcgi::encode_pair(pairs, "SERVER_SOFTWARE", "weft");
-    // PHP built with --enable-force-cgi-redirect wants it.
-    fastcgi::encode_pair(pairs, "REDIRECT_STATUS", "200");
-    return pairs;
 }
 
 std::string extra_params(const std::vector<std::pair<std::string, std::string>>& params) {

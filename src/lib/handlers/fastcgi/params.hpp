@@ -76,13 +76,9 @@ struct ScriptParams {
     std::string_view method;
     std::string_view content_length; // decimal, or empty without a body
     std::string_view server_name;
-    std::string_view fixed; // fixed_params(), encoded
     std::string_view extra; // extra_params(), encoded
 };
 
-// The params that are the same for every request of a handler, encoded
-// once: GATEWAY_INTERFACE, SERVER_SOFTWARE, REDIRECT_STATUS.
-std::string fixed_params();
 // The handler's `params { }`, encoded once; they go last.
 std::string extra_params(const std::vector<std::pair<std::string, std::string>>& params);
 

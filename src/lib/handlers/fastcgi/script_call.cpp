@@ -251,7 +251,6 @@ bool ScriptCall::send_request(const ScriptTarget& script, std::string_view docum
             host = host.substr(0, host.find(']') + 1);
     }
     params.server_name = host;
-    params.fixed = state_.fixed_params;
     params.extra = state_.extra_params;
     write_params(writer, request_, params, endpoints_);
     writer.end_params();

@@ -25,7 +25,6 @@ struct FastcgiHandler::State {
     std::shared_ptr<fastcgi::Upstream> upstream;
     const http::Handler* handler = nullptr; // the handler this is the state of
     std::string server_name;                // the site's first host; "": the request's Host
-    std::string fixed_params;               // encoded: params.hpp
     std::string extra_params;
     bool request_buffering = true;
     std::size_t buffers = 0; // a response's spool: memory, then a file
