@@ -62,17 +62,7 @@ struct LoopFiles {
 };
 
 LoopFiles& loop_files(const FilesHandler::State& settings) {
-    // The last handler's, remembered: a loop's requests mostly go to one
-    // files handler, and per_loop's search cost 29 instructions a request
-    // (callgrind, file1k). Ids are never reused, and per_loop drops only the
-    // states of handlers that are gone, never this one's while it serves.
-    thread_local std::uint64_t last_id = 0;
-    thread_local LoopFiles* last = nullptr;
-    if (settings.id != last_id) {
-        last = &per_loop<LoopFiles>(settings.id, settings.alive, settings.root_path);
-        last_id = settings.id;
-    }
-    return *last;
+    return per_loop<LoopFiles>(settings.id, settings.alive, settings.root_path);
 }
 
 // This loop's FsWatch, told of every change made before the request's
