@@ -8,7 +8,6 @@
 
 #include <memory>
 #include <new>
-#include <stdexcept>
 #include <string>
 
 using weft::handlers::per_loop;
