@@ -185,6 +185,42 @@ class QueuedBehindABusyBackendTest(PhpTestCase):
         self.assertEqual(answers, [(200, b"queued"), (200, b"after")])
         PipelinedThenEndTest.assertClosesCleanly(self, c)
 
+    def wait_for_log(self, line):
+        deadline = time.monotonic() + 5
+        while line not in self.weft.stderr():
+            self.assertLess(time.monotonic(), deadline, self.weft.stderr()[-2000:])
+            time.sleep(0.05)
+
+    def test_a_client_that_leaves_while_it_waits_is_let_go_at_once(self):
+        # In the queue, then for its script: each wait watches the client,
+        # so it ends (499) while the script it waits for still holds.
+        busy_id, left_id = uuid.uuid4().hex[:12], uuid.uuid4().hex[:12]
+        busy = Client(self.port, 20)
+        self.addCleanup(busy.close)
+        busy.send(get(f"/hold.php?id={busy_id}"))
+        self.marks.wait("started", busy_id)  # it holds the upstream's only connection
+        queued = Client(self.port, 20)
+        queued.send(get("/echo.php?v=queued"))
+        time.sleep(0.2)  # in the queue
+        queued.close()
+        self.wait_for_log('"GET /echo.php?v=queued HTTP/1.1" 499 ')
+        self.marks.release(busy_id)
+        r = busy.response()
+        self.assertEqual((r.status, r.body), (200, f"late {busy_id}\n".encode()))
+
+        waiting = Client(self.port, 20)
+        waiting.send(get(f"/hold.php?id={left_id}"))
+        self.marks.wait("started", left_id)
+        waiting.close()
+        self.wait_for_log(f'"GET /hold.php?id={left_id} HTTP/1.1" 499 ')
+        self.marks.release(left_id)
+        # The queue and the upstream serve on.
+        after = Client(self.port, 20)
+        self.addCleanup(after.close)
+        after.send(get("/echo.php?v=after"))
+        r = after.response()
+        self.assertEqual((r.status, r.body), (200, b"after"))
+
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1], verbosity=2)

@@ -483,3 +483,44 @@ TEST_CASE("disposing a heap event that a coroutine awaits frees it only after th
     CHECK(r.index == 0);
     CHECK(r.value == -ECANCELED);
 }
+
+TEST_CASE("a wait on its connection's peer ends at the peer's end, not at its bytes, and again at "
+          "once",
+          "[event]") {
+    test::EventLoop t;
+    int sv[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) == 0);
+    weft::TriggerEvent trigger(t.loop);
+    AwaitResult after_bytes{}, at_end{}, again{}, unwatched{};
+    const auto watch_peer = [&](std::int64_t timeout_ms) {
+        weft::Waker waker(weft::Waker::Mode::any, 1);
+        waker.resume_when(trigger);
+        waker.resume_when_peer_ends();
+        return waker.wait(timeout_ms);
+    };
+    const std::uint16_t handler = t.loop.add_handler([&](int) -> std::int64_t {
+        after_bytes = watch_peer(5'000); // bytes come, then the trigger fires
+        at_end = watch_peer(5'000);      // the peer shuts its side
+        again = watch_peer(5'000);       // seen already: at once
+        unwatched = weft::await(trigger, 20);
+        return weft::yield_value(weft::Op::abort);
+    });
+    int adopted = -1;
+    t.loop.post([&] { adopted = t.loop.adopt(sv[0], handler); });
+    t.spawn([&] {
+        weft::io::sleep(20); // the handler waits first
+        REQUIRE(::write(sv[1], "next", 4) == 4);
+        weft::io::sleep(20);
+        trigger.fire_here();
+        weft::io::sleep(20);
+        ::shutdown(sv[1], SHUT_WR);
+    });
+    t.run();
+    ::close(sv[1]);
+    CHECK(adopted == 0);
+    CHECK(after_bytes.index == 0);
+    CHECK(at_end.index == AwaitResult::kPeerEnd);
+    CHECK(at_end.value == weft::kPeerClosed);
+    CHECK(again.index == AwaitResult::kPeerEnd);
+    CHECK(unwatched.index == AwaitResult::kTimeout);
+}

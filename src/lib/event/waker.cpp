@@ -32,6 +32,11 @@ void Waker::resume_when(Event& event) {
         event.subscribe(s); // may answer at once (replay)
 }
 
+void Waker::resume_when_peer_ends() {
+    assert(task_->fd >= 0 && "the peer's end of a task without a connection");
+    watches_peer_ = true;
+}
+
 void Waker::on_event(Callback& callback, Event&, std::int64_t result) {
     auto& s = static_cast<Subscription&>(callback);
     Waker& w = *s.waker;
@@ -65,9 +70,11 @@ void Waker::finish(int index, std::int64_t value) {
     status_ = Status::queued;
     if (task_->waiting) {
         loop_.wake(coroutine_, 0);
-    } else if (task_->queued && task_->wake_value < 0) {
+    } else if (task_->queued &&
+               (task_->wake_value == -ECANCELED || task_->wake_value == -ETIMEDOUT)) {
         // The loop queued it first with a cancel or a timeout: this result
-        // wins, and that ends the next wait instead.
+        // wins, and that ends the next wait instead. (The peer's end, queued
+        // first, is simply seen again by the next wait that watches it.)
         task_->pending = std::exchange(task_->wake_value, 0);
     }
 }
@@ -99,13 +106,19 @@ AwaitResult Waker::wait(std::int64_t timeout_ms) {
         }
         status_ = Status::waiting;
         task_->waiter = this;
-        const std::int64_t woken = weft::yield(yield_value(Op::suspend));
+        const std::int64_t woken =
+            weft::yield(yield_value(watches_peer_ ? Op::suspend_watching_peer : Op::suspend));
         task_->waiter = nullptr;
         if (status_ == Status::waiting) {
-            // Woken by the loop, not by an event: cancelled, or the
-            // connection's own timeout, or an error.
-            result_ = woken == -ECANCELED ? AwaitResult{AwaitResult::kCancelled, woken}
-                                          : AwaitResult{AwaitResult::kError, woken};
+            // Woken by the loop, not by an event: the peer's end, cancelled,
+            // or the connection's own timeout, or an error.
+            if (watches_peer_ && (woken > 0 || woken == kHangup)) {
+                result_ = {AwaitResult::kPeerEnd, woken};
+            } else if (woken == -ECANCELED) {
+                result_ = {AwaitResult::kCancelled, woken};
+            } else {
+                result_ = {AwaitResult::kError, woken};
+            }
         }
         status_ = Status::result;
     }

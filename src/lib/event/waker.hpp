@@ -42,6 +42,10 @@ struct AwaitResult {
     static constexpr int kTimeout = -1;   // value -ETIMEDOUT
     static constexpr int kCancelled = -2; // value -ECANCELED
     static constexpr int kError = -3;     // value: what the loop woke it with
+    // The peer of the task's own connection ended its side, or the
+    // connection failed (Waker::resume_when_peer_ends): value kPeerClosed or
+    // kHangup.
+    static constexpr int kPeerEnd = -4;
 
     int index;          // the event that fired (its place in the list), or one of the above
     std::int64_t value; // that event's result, or the error
@@ -61,6 +65,12 @@ public:
 
     // Adds `event` to what this wait waits for: subscribes and starts it.
     void resume_when(Event& event);
+    // Adds the end of the running task's own connection: its peer's end of
+    // stream, a reset or an error (AwaitResult::kPeerEnd). The loop watches
+    // it on the connection's entry, as it does a read (no event, nothing to
+    // subscribe or start); sticky, so once seen every such wait ends at
+    // once. Only in a task that serves a connection (Task::fd).
+    void resume_when_peer_ends();
     // Suspends until the wait is over; `timeout_ms` < 0 waits without limit.
     AwaitResult wait(std::int64_t timeout_ms);
 
@@ -96,6 +106,7 @@ private:
     std::uint32_t fired_count_ = 0;
     AwaitResult result_{AwaitResult::kError, 0};
     bool timed_ = false;         // wait() was given a timeout: the task's wait_timer
+    bool watches_peer_ = false;  // resume_when_peer_ends()
     std::uint64_t deadline_ = 0; // then ends it at this time
 
     Subscription inline_[kInline];

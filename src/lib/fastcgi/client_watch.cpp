@@ -16,17 +16,23 @@ int ClientWatch::await(Event& event, std::uint32_t timeout_ms) {
     // A hang-up the loop saw before this watch began raises no new edge.
     if (watching_ && (loop.table()[fd].ready & (kPeerClosed | kHungUp)) && gone(fd))
         return -ECONNABORTED;
+    // The client is nearly always the task's own connection, whose end the
+    // loop watches itself; any other needs an event.
+    const bool own = Loop::current_task()->fd == fd;
     const std::uint64_t deadline = loop.now() + timeout_ms;
     for (;;) {
         const std::int64_t left =
             deadline > loop.now() ? static_cast<std::int64_t>(deadline - loop.now()) : 0;
-        AwaitResult woke;
-        if (watching_) {
-            woke = await_any({&event, &hangup_}, left);
-        } else {
-            woke = weft::await(event, left);
+        Waker waker(Waker::Mode::any, 2);
+        waker.resume_when(event);
+        if (watching_ && own) {
+            waker.resume_when_peer_ends();
+        } else if (watching_) {
+            if (!hangup_) hangup_.emplace(client_, kPeerClosed);
+            waker.resume_when(*hangup_);
         }
-        if (woke.index == 1) {
+        const AwaitResult woke = waker.wait(left);
+        if (woke.index == AwaitResult::kPeerEnd || woke.index == 1) {
             // Its side is shut: gone, unless a next request came before
             // the end (pipelined, then a half-close): only a failed write
             // tells from then on.

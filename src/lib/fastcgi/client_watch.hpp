@@ -15,6 +15,7 @@
 #include "event/poll_event.hpp"
 
 #include <cstdint>
+#include <optional>
 
 namespace weft::fastcgi {
 
@@ -26,7 +27,7 @@ public:
 
     explicit ClientWatch(PollProxy& client, Pipelined pipelined = nullptr,
                          const void* context = nullptr)
-        : client_(client), hangup_(client, kPeerClosed), pipelined_(pipelined), context_(context) {}
+        : client_(client), pipelined_(pipelined), context_(context) {}
     ClientWatch(const ClientWatch&) = delete;
     ClientWatch& operator=(const ClientWatch&) = delete;
 
@@ -39,9 +40,9 @@ private:
     bool gone(int fd) const;
 
     PollProxy& client_;
-    // The client's end, one event for every wait of the request (each
-    // await starts and stops it).
-    PollEvent hangup_;
+    // The end of a client that is not the task's own connection, one event
+    // for every wait of the request (each await starts and stops it).
+    std::optional<PollEvent> hangup_;
     Pipelined pipelined_;
     const void* context_;
     bool watching_ = true;

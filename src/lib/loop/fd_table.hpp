@@ -9,6 +9,7 @@
 // entries cost no memory, and zeroed memory is a free entry.
 
 #include "loop/timer_wheel.hpp"
+#include "loop/yield_protocol.hpp"
 
 #include <netinet/in.h>
 
@@ -33,11 +34,10 @@ enum class FdKind : std::uint8_t {
     detached
 };
 
-// Sticky readiness bits beyond kReadable/kWritable (yield_protocol.hpp).
-// kPeerClosed is an interest too (Loop::watch_fd): the peer's end and errors
-// without its bytes (EPOLLRDHUP alone).
-inline constexpr std::uint8_t kPeerClosed = 4; // EPOLLRDHUP: reads will see EOF
-inline constexpr std::uint8_t kHungUp = 8;     // EPOLLHUP/EPOLLERR: terminal for every waiter
+// Readiness bits beyond kReadable/kWritable, sticky: kPeerClosed
+// (yield_protocol.hpp), an interest too (Loop::watch_fd,
+// Op::suspend_watching_peer), and kHungUp.
+inline constexpr std::uint8_t kHungUp = 8; // EPOLLHUP/EPOLLERR: terminal for every waiter
 
 struct alignas(64) FdEntry {
     Task* task;  // the coroutine that owns or awaits the fd; null if parked

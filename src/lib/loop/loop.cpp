@@ -677,7 +677,7 @@ int Loop::register_interest(int fd, FdEntry& entry, std::uint8_t interest) {
 std::int64_t Loop::take_ready(FdEntry& entry, std::uint8_t interest) {
     if (entry.ready & kHungUp) return kHangup; // terminal, for every waiter
     const std::uint8_t ready = entry.ready & interest;
-    entry.ready &= ~ready;
+    entry.ready &= ~(ready & (kReadable | kWritable)); // taken; the peer's end stays
     return ready;
 }
 

@@ -590,6 +590,8 @@ ScriptCall::Outcome ScriptCall::relay(std::string_view first, std::size_t ended)
         }
         // Wait for whichever can move: the backend (while there is room),
         // the client (while bytes wait for it), a hang-up, or the clock.
+        // The hang-up of the task's own connection the loop watches itself
+        // (ClientWatch); of any other client, an event does.
         std::optional<PollEvent> from_backend, to_client, hangup;
         Event* events[3];
         std::size_t count = 0;
@@ -602,11 +604,14 @@ ScriptCall::Outcome ScriptCall::relay(std::string_view first, std::size_t ended)
             events[count++] = &to_client.emplace(client_, kWritable);
             deadline = std::min<std::uint64_t>(deadline, client_since + send_timeout);
         }
-        if (watching) events[count++] = &hangup.emplace(client_, kPeerClosed);
+        const bool own_client = Loop::current_task()->fd == client_.fd();
+        if (watching && !own_client) events[count++] = &hangup.emplace(client_, kPeerClosed);
+        Waker waker(Waker::Mode::any, count);
+        for (std::size_t i = 0; i < count; ++i) waker.resume_when(*events[i]);
+        if (watching && own_client) waker.resume_when_peer_ends();
         const std::uint64_t now = loop.now();
         const AwaitResult woke =
-            await_any(std::span<Event* const>(events, count),
-                      static_cast<std::int64_t>(deadline > now ? deadline - now : 0));
+            waker.wait(static_cast<std::int64_t>(deadline > now ? deadline - now : 0));
         if (woke.index == AwaitResult::kTimeout) {
             if (!spool.empty() && loop.now() >= client_since + send_timeout)
                 return cut("the client took nothing for send_timeout");
@@ -614,8 +619,9 @@ ScriptCall::Outcome ScriptCall::relay(std::string_view first, std::size_t ended)
                 return cut("the backend did not answer within read_timeout");
             continue;
         }
-        if (!woke.fired()) return cut(nullptr); // cancelled: the server stops
-        const Event* fired = events[woke.index];
+        if (!woke.fired() && woke.index != AwaitResult::kPeerEnd)
+            return cut(nullptr); // cancelled: the server stops
+        const Event* fired = woke.fired() ? events[woke.index] : nullptr;
         if (from_backend && fired == &*from_backend) {
             backend_ready = true;
         } else if (to_client && fired == &*to_client) {
