@@ -13,7 +13,9 @@ namespace test {
 struct EventLoop {
     weft::FdTable table;
     weft::Loop loop{table};
-    EventLoop() { REQUIRE(loop.open() == 0); }
+    explicit EventLoop(weft::IoBackend backend = weft::default_io_backend()) {
+        REQUIRE(loop.open(backend) == 0);
+    }
     template <class F>
     void spawn(F&& body) {
         REQUIRE(loop.spawn(std::forward<F>(body)));

@@ -138,6 +138,7 @@ std::string Waker::info() const {
         line += s.target ? s.target->info() : std::string("(released)");
     }
     line += "}";
+    if (watches_peer_) line += " or its connection's end";
     if (timed_ && status_ == Status::waiting) line += " with a timeout";
     return line;
 }

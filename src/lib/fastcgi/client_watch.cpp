@@ -40,8 +40,16 @@ int ClientWatch::await(Event& event, std::uint32_t timeout_ms) {
             watching_ = false;
             continue;
         }
+        if (woke.index == AwaitResult::kError && watching_ && own) {
+            // The loop could not watch its end (epoll refused): as a watch
+            // that stopped, only a failed write tells from then on.
+            watching_ = false;
+            continue;
+        }
         if (woke.index == AwaitResult::kTimeout) return -ETIMEDOUT;
         if (woke.index == AwaitResult::kCancelled) return -ECANCELED;
+        if (woke.index == AwaitResult::kError)
+            return woke.value < 0 ? static_cast<int>(woke.value) : -EIO;
         return 0;
     }
 }

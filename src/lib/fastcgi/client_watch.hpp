@@ -32,7 +32,8 @@ public:
     ClientWatch& operator=(const ClientWatch&) = delete;
 
     // Waits for `event`, at most `timeout_ms` in all: 0 when it fired, or
-    // -ECONNABORTED (the client hung up), -ETIMEDOUT, -ECANCELED.
+    // -ECONNABORTED (the client hung up), -ETIMEDOUT, -ECANCELED, or an
+    // error the loop woke the wait with.
     int await(Event& event, std::uint32_t timeout_ms);
 
 private:

@@ -619,6 +619,10 @@ ScriptCall::Outcome ScriptCall::relay(std::string_view first, std::size_t ended)
                 return cut("the backend did not answer within read_timeout");
             continue;
         }
+        if (woke.index == AwaitResult::kError && watching && own_client) {
+            watching = false; // the loop could not watch the client's end: a failed write tells
+            continue;
+        }
         if (!woke.fired() && woke.index != AwaitResult::kPeerEnd)
             return cut(nullptr); // cancelled: the server stops
         const Event* fired = woke.fired() ? events[woke.index] : nullptr;

@@ -1,0 +1,84 @@
+// The FastCGI handler's watch of its client while it waits (in the
+// upstream's queue, on the backend): the client's end ends the wait, its
+// bytes do not, and a watch the loop cannot make never ends a wait as if
+// its event had fired.
+
+#include "event/trigger_event.hpp"
+#include "event_helpers.hpp"
+#include "fastcgi/client_watch.hpp"
+#include "loop/io.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+using weft::Loop;
+using weft::PollProxy;
+using weft::TriggerEvent;
+using weft::fastcgi::ClientWatch;
+
+TEST_CASE("a client watch of the task's own connection ends at the client's end, not at its "
+          "bytes",
+          "[fastcgi]") {
+    test::EventLoop t;
+    int sv[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) == 0);
+    TriggerEvent trigger(t.loop);
+    int after_bytes = 1, at_end = 0;
+    ssize_t got = 0;
+    const std::uint16_t handler = t.loop.add_handler([&](int fd) -> std::int64_t {
+        PollProxy client(*Loop::current(), fd);
+        ClientWatch watch(client);
+        after_bytes = watch.await(trigger, 5'000); // bytes come, then the trigger fires
+        char bytes[8];
+        got = ::read(fd, bytes, sizeof bytes); // what it sent: taken, nothing waits
+        at_end = watch.await(trigger, 5'000);  // the client closes
+        return weft::yield_value(weft::Op::abort);
+    });
+    t.loop.post([&] { REQUIRE(t.loop.adopt(sv[0], handler) == 0); });
+    t.spawn([&] {
+        weft::io::sleep(20); // the handler waits first
+        REQUIRE(::write(sv[1], "next", 4) == 4);
+        weft::io::sleep(20);
+        trigger.fire_here();
+        weft::io::sleep(20);
+        ::close(sv[1]);
+    });
+    t.run();
+    CHECK(after_bytes == 0);
+    CHECK(got == 4);
+    CHECK(at_end == -ECONNABORTED);
+}
+
+TEST_CASE("a client watch the loop cannot make waits for its event all the same", "[fastcgi]") {
+    // epoll refuses /dev/null (EPERM): the watch of its end fails, and the
+    // wait goes on without it, never ending as if the event had fired (in
+    // the upstream's queue that would take a slot it was not given). On
+    // epoll whatever the environment asks: a ring polls /dev/null.
+    test::EventLoop t(weft::IoBackend::epoll);
+    const int fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    TriggerEvent trigger(t.loop);
+    bool fired = false, fired_when_woken = false;
+    int woke = 1, timed_out = 0;
+    const std::uint16_t handler = t.loop.add_handler([&](int own) -> std::int64_t {
+        PollProxy client(*Loop::current(), own);
+        ClientWatch watch(client);
+        woke = watch.await(trigger, 5'000);
+        fired_when_woken = fired;
+        timed_out = watch.await(trigger, 20);
+        return weft::yield_value(weft::Op::abort);
+    });
+    t.loop.post([&] { REQUIRE(t.loop.adopt(fd, handler) == 0); });
+    t.spawn([&] {
+        weft::io::sleep(30);
+        fired = true;
+        trigger.fire_here();
+    });
+    t.run();
+    CHECK(woke == 0);
+    CHECK(fired_when_woken);
+    CHECK(timed_out == -ETIMEDOUT);
+}
