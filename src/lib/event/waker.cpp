@@ -19,7 +19,8 @@ Waker::~Waker() {
     if (task_->waiter == this) task_->waiter = nullptr;
 }
 
-void Waker::resume_when(Event& event) {
+int Waker::resume_when(Event& event) {
+    const auto index = static_cast<int>(count_);
     Subscription& s = slot(count_);
     s.fn = on_event;
     s.waker = this;
@@ -30,6 +31,7 @@ void Waker::resume_when(Event& event) {
     event.start();
     if (status_ == Status::no_status || status_ == Status::waiting)
         event.subscribe(s); // may answer at once (replay)
+    return index;
 }
 
 void Waker::resume_when_peer_ends() {

@@ -64,7 +64,8 @@ public:
     Waker& operator=(const Waker&) = delete;
 
     // Adds `event` to what this wait waits for: subscribes and starts it.
-    void resume_when(Event& event);
+    // Its index in the AwaitResult.
+    int resume_when(Event& event);
     // Adds the end of the running task's own connection: its peer's end of
     // stream, a reset or an error (AwaitResult::kPeerEnd). The loop watches
     // it on the connection's entry, as it does a read (no event, nothing to

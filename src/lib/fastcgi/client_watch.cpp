@@ -10,41 +10,55 @@ bool ClientWatch::gone(int fd) const {
     return io::peer_state(fd) == io::PeerState::closed && !(pipelined_ && pipelined_(context_));
 }
 
+void ClientWatch::join(Waker& waker) {
+    hangup_index_ = -1;
+    // The client is nearly always the task's own connection, whose end the
+    // loop watches itself; any other needs an event.
+    own_ = Loop::current_task()->fd == client_.fd();
+    if (!watching_) return;
+    if (own_) {
+        waker.resume_when_peer_ends();
+        return;
+    }
+    if (!hangup_) hangup_.emplace(client_, kPeerClosed);
+    hangup_index_ = waker.resume_when(*hangup_);
+}
+
+ClientWatch::Verdict ClientWatch::verdict(const AwaitResult& woke) {
+    if (!watching_) return Verdict::other;
+    const bool ended = own_ ? woke.index == AwaitResult::kPeerEnd : woke.index == hangup_index_;
+    // Its side is shut: gone, unless a next request came before the end
+    // (pipelined, then a half-close). Or the loop could not watch the end
+    // (epoll refused): as a watch that stopped.
+    if (ended && gone(client_.fd())) return Verdict::gone;
+    if (ended || (own_ && woke.index == AwaitResult::kError)) {
+        watching_ = false;
+        return Verdict::watching;
+    }
+    return Verdict::other;
+}
+
 int ClientWatch::await(Event& event, std::uint32_t timeout_ms) {
     Loop& loop = *Loop::current();
     const int fd = client_.fd();
     // A hang-up the loop saw before this watch began raises no new edge.
     if (watching_ && (loop.table()[fd].ready & (kPeerClosed | kHungUp)) && gone(fd))
         return -ECONNABORTED;
-    // The client is nearly always the task's own connection, whose end the
-    // loop watches itself; any other needs an event.
-    const bool own = Loop::current_task()->fd == fd;
     const std::uint64_t deadline = loop.now() + timeout_ms;
     for (;;) {
         const std::int64_t left =
             deadline > loop.now() ? static_cast<std::int64_t>(deadline - loop.now()) : 0;
         Waker waker(Waker::Mode::any, 2);
         waker.resume_when(event);
-        if (watching_ && own) {
-            waker.resume_when_peer_ends();
-        } else if (watching_) {
-            if (!hangup_) hangup_.emplace(client_, kPeerClosed);
-            waker.resume_when(*hangup_);
-        }
+        join(waker);
         const AwaitResult woke = waker.wait(left);
-        if (woke.index == AwaitResult::kPeerEnd || woke.index == 1) {
-            // Its side is shut: gone, unless a next request came before
-            // the end (pipelined, then a half-close): only a failed write
-            // tells from then on.
-            if (gone(fd)) return -ECONNABORTED;
-            watching_ = false;
+        switch (verdict(woke)) {
+        case Verdict::gone:
+            return -ECONNABORTED;
+        case Verdict::watching:
             continue;
-        }
-        if (woke.index == AwaitResult::kError && watching_ && own) {
-            // The loop could not watch its end (epoll refused): as a watch
-            // that stopped, only a failed write tells from then on.
-            watching_ = false;
-            continue;
+        case Verdict::other:
+            break;
         }
         if (woke.index == AwaitResult::kTimeout) return -ETIMEDOUT;
         if (woke.index == AwaitResult::kCancelled) return -ECANCELED;

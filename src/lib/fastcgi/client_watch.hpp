@@ -13,6 +13,7 @@
 
 #include "event/event.hpp"
 #include "event/poll_event.hpp"
+#include "event/waker.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -36,6 +37,19 @@ public:
     // error the loop woke the wait with.
     int await(Event& event, std::uint32_t timeout_ms);
 
+    // For a wait on more than one event (the relay's): join() adds the
+    // client's end to `waker` while it is watched (the loop watches the
+    // task's own connection itself; any other client, an event), and
+    // verdict() tells what the wait's result says of the client.
+    enum class Verdict : std::uint8_t {
+        other,   // not the client's end: the wait's own business
+        gone,    // the client left: the request ends
+        watching // no more: its end came behind a pipelined request, or the
+                 // loop could not watch it; only a failed write tells now
+    };
+    void join(Waker& waker);
+    Verdict verdict(const AwaitResult& woke);
+
 private:
     // Its side is shut and nothing it sent before the end waits.
     bool gone(int fd) const;
@@ -47,6 +61,8 @@ private:
     Pipelined pipelined_;
     const void* context_;
     bool watching_ = true;
+    bool own_ = false;      // the last join() left it to the loop
+    int hangup_index_ = -1; // else hangup_'s index in that wait, or -1
 };
 
 } // namespace weft::fastcgi

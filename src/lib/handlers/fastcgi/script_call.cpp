@@ -517,7 +517,6 @@ ScriptCall::Outcome ScriptCall::relay(std::string_view first, std::size_t ended)
     // said so, and up when it signals again.
     bool client_ready = true;
     bool backend_ready = true;
-    bool watching = true; // for a hang-up: until a pipelined request shows up
     std::uint64_t client_since = loop.now();
     std::uint64_t backend_since = loop.now();
     const auto cut = [&](const char* what) {
@@ -590,25 +589,18 @@ ScriptCall::Outcome ScriptCall::relay(std::string_view first, std::size_t ended)
         }
         // Wait for whichever can move: the backend (while there is room),
         // the client (while bytes wait for it), a hang-up, or the clock.
-        // The hang-up of the task's own connection the loop watches itself
-        // (ClientWatch); of any other client, an event does.
-        std::optional<PollEvent> from_backend, to_client, hangup;
-        Event* events[3];
-        std::size_t count = 0;
+        std::optional<PollEvent> from_backend, to_client;
         std::uint64_t deadline = ~std::uint64_t{0};
+        Waker waker(Waker::Mode::any, 3);
         if (room) {
-            events[count++] = &from_backend.emplace(backend_->poll(), kReadable);
+            waker.resume_when(from_backend.emplace(backend_->poll(), kReadable));
             deadline = backend_since + read_timeout;
         }
         if (!spool.empty()) {
-            events[count++] = &to_client.emplace(client_, kWritable);
+            waker.resume_when(to_client.emplace(client_, kWritable));
             deadline = std::min<std::uint64_t>(deadline, client_since + send_timeout);
         }
-        const bool own_client = Loop::current_task()->fd == client_.fd();
-        if (watching && !own_client) events[count++] = &hangup.emplace(client_, kPeerClosed);
-        Waker waker(Waker::Mode::any, count);
-        for (std::size_t i = 0; i < count; ++i) waker.resume_when(*events[i]);
-        if (watching && own_client) waker.resume_when_peer_ends();
+        client_watch_.join(waker);
         const std::uint64_t now = loop.now();
         const AwaitResult woke =
             waker.wait(static_cast<std::int64_t>(deadline > now ? deadline - now : 0));
@@ -619,22 +611,16 @@ ScriptCall::Outcome ScriptCall::relay(std::string_view first, std::size_t ended)
                 return cut("the backend did not answer within read_timeout");
             continue;
         }
-        if (woke.index == AwaitResult::kError && watching && own_client) {
-            watching = false; // the loop could not watch the client's end: a failed write tells
-            continue;
-        }
-        if (!woke.fired() && woke.index != AwaitResult::kPeerEnd)
-            return cut(nullptr); // cancelled: the server stops
-        const Event* fired = woke.fired() ? events[woke.index] : nullptr;
-        if (from_backend && fired == &*from_backend) {
-            backend_ready = true;
-        } else if (to_client && fired == &*to_client) {
-            client_ready = true;
-        } else if (io::peer_state(client_.fd()) == io::PeerState::closed &&
-                   !exchange_.in_pipeline()) {
+        const fastcgi::ClientWatch::Verdict verdict = client_watch_.verdict(woke);
+        if (verdict == fastcgi::ClientWatch::Verdict::gone)
             return cut(nullptr); // the client left: everything goes
+        if (verdict == fastcgi::ClientWatch::Verdict::watching) continue;
+        if (!woke.fired()) return cut(nullptr); // cancelled: the server stops
+        // The backend's event comes first when there is room.
+        if (room && woke.index == 0) {
+            backend_ready = true;
         } else {
-            watching = false; // a next request came before its end: a failed write tells now
+            client_ready = true;
         }
     }
 }
