@@ -10,34 +10,6 @@ bool ClientWatch::gone(int fd) const {
     return io::peer_state(fd) == io::PeerState::closed && !(pipelined_ && pipelined_(context_));
 }
 
-void ClientWatch::join(Waker& waker) {
-    hangup_index_ = -1;
-    // The client is nearly always the task's own connection, whose end the
-    // loop watches itself; any other needs an event.
-    own_ = Loop::current_task()->fd == client_.fd();
-    if (!watching_) return;
-    if (own_) {
-        waker.resume_when_peer_ends();
-        return;
-    }
-    if (!hangup_) hangup_.emplace(client_, kPeerClosed);
-    hangup_index_ = waker.resume_when(*hangup_);
-}
-
-ClientWatch::Verdict ClientWatch::verdict(const AwaitResult& woke) {
-    if (!watching_) return Verdict::other;
-    const bool ended = own_ ? woke.index == AwaitResult::kPeerEnd : woke.index == hangup_index_;
-    // Its side is shut: gone, unless a next request came before the end
-    // (pipelined, then a half-close). Or the loop could not watch the end
-    // (epoll refused): as a watch that stopped.
-    if (ended && gone(client_.fd())) return Verdict::gone;
-    if (ended || (own_ && woke.index == AwaitResult::kError)) {
-        watching_ = false;
-        return Verdict::watching;
-    }
-    return Verdict::other;
-}
-
 int ClientWatch::await(Event& event, std::uint32_t timeout_ms) {
     Loop& loop = *Loop::current();
     const int fd = client_.fd();
