@@ -59,6 +59,7 @@
 #include "loop/loop_stats.hpp"
 #include "loop/timer_wheel.hpp"
 #include "util/address.hpp"
+#include "util/mutex.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -326,7 +327,7 @@ private:
     // By loop index; each made and written by its loop, read by any.
     std::unique_ptr<std::atomic<UpstreamLoopCounters*>[]> loop_counters_;
 
-    std::mutex mutex_;
+    Mutex mutex_;       // taken twice by every request: a lean one
     unsigned open_ = 0; // connections open or being opened
     unsigned idle_count_ = 0;
     Backend* idle_ = nullptr; // most recently used first
