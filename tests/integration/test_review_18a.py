@@ -99,10 +99,15 @@ class ReviewTest(ServerTestCase):
         self.addCleanup(s.close)
         # 3 million empty pings (18 MB): their pongs fill the kernel's send
         # buffer, then the session's queue up to max_queued (131072 pongs),
-        # then it closes with 1008. The peak is measured, not the end.
+        # then it closes with 1008. The peak is measured, not the end. The
+        # close can come before the last batch is sent (a slow loop, as
+        # under ASan on io_uring): weft then resets the unread rest.
         batch = EMPTY_PING * 10000
-        for _ in range(300):
-            s.sendall(batch)
+        try:
+            for _ in range(300):
+                s.sendall(batch)
+        except (ConnectionResetError, BrokenPipeError):
+            pass
         limit = 256 + 4096  # max_queued plus 4 MiB of slack
         deadline = time.monotonic() + 10
         grown = peak_kib(pid) - before
