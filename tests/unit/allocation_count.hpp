@@ -1,8 +1,9 @@
 #pragma once
 // Counts every operator new of a test binary, by replacing it: include this
 // in one file of the binary only (a layer's, tests/CMakeLists.txt: every
-// test of the layer then allocates through it, as through the default). Not in ASan builds (WEFT_ASAN): ASan owns
-// operator new, and clang 14's ASan has no working malloc hook to count with.
+// test of the layer then allocates through it, as through the default).
+// Not in ASan builds (WEFT_ASAN): ASan owns operator new, and clang 14's
+// ASan has no working malloc hook to count with.
 
 #include "util/sanitizers.hpp"
 
