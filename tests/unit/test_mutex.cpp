@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -40,19 +41,25 @@ TEST_CASE("threads that contend for the lock each get it alone", "[mutex]") {
 }
 
 TEST_CASE("a thread that sleeps on the lock is woken when it is given back", "[mutex]") {
-    Mutex mutex;
-    mutex.lock();
-    std::atomic<bool> took{false};
-    std::thread waiter([&] {
-        std::lock_guard lock(mutex);
-        took = true;
+    // On the heap: a waiter the unlock left asleep keeps using it after the
+    // test case has failed.
+    auto* mutex = new Mutex;
+    mutex->lock();
+    std::promise<void> took;
+    std::future<void> taken = took.get_future();
+    std::thread waiter([&took, mutex] {
+        std::lock_guard lock(*mutex);
+        took.set_value();
     });
     // Long past the waiter's spin: it sleeps on the futex by now.
-    std::this_thread::sleep_for(50ms);
-    CHECK_FALSE(took);
-    mutex.unlock();
-    waiter.join(); // hangs (and the test times out) if the unlock woke nobody
-    CHECK(took);
+    CHECK(taken.wait_for(50ms) == std::future_status::timeout);
+    mutex->unlock();
+    if (taken.wait_for(5s) != std::future_status::ready) {
+        waiter.detach(); // asleep for good: the unlock woke nobody
+        FAIL("the waiter was not woken within 5 s of the unlock");
+    }
+    waiter.join();
+    delete mutex;
 }
 
 TEST_CASE("try_lock takes a free lock and refuses a held one", "[mutex]") {
