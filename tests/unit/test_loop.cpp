@@ -287,6 +287,7 @@ TEST_CASE("waiting again on the registered interest costs no epoll_ctl", "[loop]
         bool write_waited = false;
     } counts;
     std::atomic<bool> done{false};
+    std::atomic<bool> filled{false};
     TestServer server([&](int fd) -> std::int64_t {
         Loop& loop = *Loop::current();
         char buffer[64];
@@ -303,6 +304,7 @@ TEST_CASE("waiting again on the registered interest costs no epoll_ctl", "[loop]
         int fill = 0;
         while (send(fd, big.data(), big.size(), MSG_DONTWAIT) > 0) ++fill;
         counts.write_waited = errno == EAGAIN;
+        filled = true;
         weft::io::write(fd, "!", 1);
         counts.after_write_wait = loop.stats().epoll_ctl;
         for (int i = 0; i < 10; ++i) weft::io::read(fd, buffer, 1);
@@ -316,8 +318,14 @@ TEST_CASE("waiting again on the registered interest costs no epoll_ctl", "[loop]
         std::this_thread::sleep_for(5ms);
         REQUIRE(test::send_all(fd, "r"));
     }
-    // Drain what the server filled, so its write can finish.
-    std::thread drain([fd] { test::recv_to_end(fd); });
+    // Drain what the server filled, so its write can finish: once it is
+    // full, and well after, so that the write finds it full and waits (a
+    // drain begun sooner, as under qemu, let it through at once).
+    std::thread drain([fd, &filled] {
+        for (int i = 0; i < 500 && !filled; ++i) std::this_thread::sleep_for(10ms);
+        std::this_thread::sleep_for(100ms);
+        test::recv_to_end(fd);
+    });
     std::this_thread::sleep_for(50ms);
     for (int i = 0; i < 10; ++i) {
         std::this_thread::sleep_for(5ms);
