@@ -82,3 +82,74 @@ TEST_CASE("a client watch the loop cannot make waits for its event all the same"
     CHECK(fired_when_woken);
     CHECK(timed_out == -ETIMEDOUT);
 }
+
+// The backend's readiness, awaited without an event while the client is the
+// task's own connection (PollProxy::DirectWait).
+
+TEST_CASE("a client watch's wait on an fd ends at its readiness or at the client's end, not at "
+          "the client's bytes",
+          "[fastcgi]") {
+    test::EventLoop t;
+    int client[2], backend[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, client) == 0);
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, backend) == 0);
+    int readable = 1, timed_out = 0, at_end = 0;
+    const std::uint16_t handler = t.loop.add_handler([&](int fd) -> std::int64_t {
+        PollProxy own(*Loop::current(), fd), from_backend(*Loop::current(), backend[0]);
+        ClientWatch watch(own);
+        readable = watch.await(from_backend, weft::kReadable, 5'000); // the client's bytes first
+        char bytes[8];
+        REQUIRE(::read(backend[0], bytes, sizeof bytes) == 2);
+        REQUIRE(::read(fd, bytes, sizeof bytes) == 4); // else a request still waits there
+        timed_out = watch.await(from_backend, weft::kReadable, 30);
+        at_end = watch.await(from_backend, weft::kReadable, 5'000); // the client closes
+        return weft::yield_value(weft::Op::abort);
+    });
+    t.loop.post([&] { REQUIRE(t.loop.adopt(client[0], handler) == 0); });
+    t.spawn([&] {
+        weft::io::sleep(20);
+        REQUIRE(::write(client[1], "next", 4) == 4);
+        weft::io::sleep(20);
+        REQUIRE(::write(backend[1], "ok", 2) == 2);
+        weft::io::sleep(100);
+        ::close(client[1]);
+    });
+    t.run();
+    ::close(backend[0]);
+    ::close(backend[1]);
+    CHECK(readable == 0);
+    CHECK(timed_out == -ETIMEDOUT);
+    CHECK(at_end == -ECONNABORTED);
+}
+
+TEST_CASE("a client that shut its side behind a pipelined request does not end a wait on an fd",
+          "[fastcgi]") {
+    test::EventLoop t;
+    int client[2], backend[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, client) == 0);
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, backend) == 0);
+    int readable = 1;
+    bool backend_wrote = false, wrote_when_woken = false;
+    const std::uint16_t handler = t.loop.add_handler([&](int fd) -> std::int64_t {
+        PollProxy own(*Loop::current(), fd), from_backend(*Loop::current(), backend[0]);
+        // The connection read a next request already: only it knows.
+        ClientWatch watch(own, [](const void*) { return true; });
+        readable = watch.await(from_backend, weft::kReadable, 5'000);
+        wrote_when_woken = backend_wrote;
+        return weft::yield_value(weft::Op::abort);
+    });
+    t.loop.post([&] { REQUIRE(t.loop.adopt(client[0], handler) == 0); });
+    t.spawn([&] {
+        weft::io::sleep(20);
+        REQUIRE(::shutdown(client[1], SHUT_WR) == 0);
+        weft::io::sleep(40);
+        backend_wrote = true;
+        REQUIRE(::write(backend[1], "ok", 2) == 2);
+    });
+    t.run();
+    ::close(client[1]);
+    ::close(backend[0]);
+    ::close(backend[1]);
+    CHECK(readable == 0);
+    CHECK(wrote_when_woken);
+}

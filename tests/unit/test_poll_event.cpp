@@ -1,6 +1,8 @@
 // PollProxy and PollEvent: several waiters on one fd, one registration.
 
+#include "coro/coroutine.hpp"
 #include "event/poll_event.hpp"
+#include "event/trigger_event.hpp"
 #include "event/waker.hpp"
 #include "event_helpers.hpp"
 #include "loop/io.hpp"
@@ -184,4 +186,99 @@ TEST_CASE("a waiter already woken by another event leaves the fd's readiness to 
     t.run();
     CHECK(a.index == 0);
     CHECK(b.fired()); // not a timeout with a byte left unread
+}
+
+// --- DirectWait: one coroutine's wait on the fd without an event ------------
+
+TEST_CASE("a direct wait takes the fd's readiness, or readiness remembered at once", "[event]") {
+    test::EventLoop t;
+    SocketPair sp;
+    weft::PollProxy proxy(t.loop, sp.fd[0]);
+    std::int64_t first = 1, second = 1;
+    bool fired_at_once = false, remembered_at_once = false;
+    t.spawn([&] {
+        {
+            weft::PollProxy::DirectWait wait(proxy, weft::kReadable);
+            fired_at_once = wait.fired();
+            first = wait.wait(5'000, false); // the byte comes 20 ms later
+        }
+        char c;
+        REQUIRE(read(sp.fd[0], &c, 1) == 1);
+        REQUIRE(write(sp.fd[1], "y", 1) == 1);
+        weft::io::sleep(20); // its edge comes while nobody waits
+        weft::PollProxy::DirectWait wait(proxy, weft::kReadable);
+        remembered_at_once = wait.fired();
+        second = wait.wait(5'000, false);
+    });
+    t.spawn([&] {
+        weft::io::sleep(20);
+        REQUIRE(write(sp.fd[1], "x", 1) == 1);
+    });
+    t.run();
+    CHECK_FALSE(fired_at_once);
+    CHECK(first == 0);
+    CHECK(remembered_at_once);
+    CHECK(second == 0);
+}
+
+TEST_CASE("a direct wait times out, and its timer left armed ends no later wait", "[event]") {
+    test::EventLoop t;
+    SocketPair sp;
+    weft::PollProxy proxy(t.loop, sp.fd[0]);
+    weft::TriggerEvent trigger(t.loop);
+    std::int64_t timed_out = 0, fired = 1;
+    AwaitResult later{};
+    t.spawn([&] {
+        {
+            weft::PollProxy::DirectWait wait(proxy, weft::kReadable);
+            timed_out = wait.wait(10, false);
+        }
+        {
+            // Fired at 5 ms: its 40 ms deadline stays armed on the task's
+            // timer, and comes during the wait below.
+            weft::PollProxy::DirectWait wait(proxy, weft::kReadable);
+            fired = wait.wait(40, false);
+        }
+        later = weft::await(trigger); // fired at 100 ms, no timeout
+    });
+    t.spawn([&] {
+        weft::io::sleep(25);
+        REQUIRE(write(sp.fd[1], "x", 1) == 1);
+        weft::io::sleep(100);
+        trigger.fire_here();
+    });
+    t.run();
+    CHECK(timed_out == -ETIMEDOUT);
+    CHECK(fired == 0);
+    CHECK(later.index == 0);
+}
+
+TEST_CASE("a cancel ends a direct wait, and a hang-up fires one for writing", "[event]") {
+    test::EventLoop t;
+    SocketPair sp;
+    weft::PollProxy proxy(t.loop, sp.fd[0]);
+    std::string big(1 << 16, 'x');
+    while (send(sp.fd[0], big.data(), big.size(), MSG_DONTWAIT) > 0) {
+    }
+    weft::Coroutine* waiting = nullptr;
+    std::int64_t cancelled = 0, hung_up = 1;
+    t.spawn([&] {
+        waiting = weft::Coroutine::current();
+        {
+            weft::PollProxy::DirectWait wait(proxy, weft::kReadable);
+            cancelled = wait.wait(5'000, false);
+        }
+        weft::PollProxy::DirectWait wait(proxy, weft::kWritable); // the buffer is full
+        hung_up = wait.wait(5'000, false);
+    });
+    t.spawn([&] {
+        weft::io::sleep(20);
+        t.loop.cancel(*waiting);
+        weft::io::sleep(20);
+        close(sp.fd[1]);
+        sp.fd[1] = -1;
+    });
+    t.run();
+    CHECK(cancelled == -ECANCELED);
+    CHECK(hung_up == 0);
 }

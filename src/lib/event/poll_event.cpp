@@ -1,5 +1,7 @@
 #include "event/poll_event.hpp"
 
+#include "coro/coroutine.hpp"
+
 #include <cassert>
 
 namespace weft {
@@ -8,7 +10,30 @@ PollProxy::PollProxy(Loop& loop, int fd) : FdWatcher{on_ready}, loop_(loop), fd_
 
 PollProxy::~PollProxy() {
     assert(!first_ && "a PollProxy died with started PollEvents");
+    assert(!direct_ && "a PollProxy died with a DirectWait");
     loop_.unwatch_fd(fd_, *this);
+}
+
+int PollProxy::watch(std::uint8_t interest) {
+    // Watched by this proxy for that interest already (every wait after
+    // the first on it): what watch_fd would find, without the call.
+    if (loop_.table().fits(fd_)) {
+        const FdEntry& entry = loop_.table()[fd_];
+        if (entry.data == this && (entry.registered & interest) == interest) return 0;
+    }
+    return loop_.watch_fd(fd_, *this, interest);
+}
+
+bool PollProxy::take(std::uint8_t interest, std::int64_t& result) {
+    if (ready_ & kHungUp) { // terminal, for every waiter
+        result = kHangup;
+        return true;
+    }
+    const std::uint8_t ready = ready_ & interest;
+    if (!ready) return false;
+    ready_ &= ~(ready & (kReadable | kWritable)); // taken; the peer's end stays
+    result = ready;
+    return true;
 }
 
 int PollProxy::attach(PollEvent& event) {
@@ -16,13 +41,7 @@ int PollProxy::attach(PollEvent& event) {
     event.next_ = first_;
     if (first_) first_->prev_ = &event;
     first_ = &event;
-    // Watched by this proxy for that interest already (every wait after
-    // the first on it): what watch_fd would find, without the call.
-    if (loop_.table().fits(fd_)) {
-        const FdEntry& entry = loop_.table()[fd_];
-        if (entry.data == this && (entry.registered & event.interest_) == event.interest_) return 0;
-    }
-    return loop_.watch_fd(fd_, *this, event.interest_);
+    return watch(event.interest_);
 }
 
 void PollProxy::detach(PollEvent& event) {
@@ -36,6 +55,14 @@ void PollProxy::detach(PollEvent& event) {
 void PollProxy::on_ready(FdWatcher& self, std::uint8_t ready) {
     auto& proxy = static_cast<PollProxy&>(self);
     proxy.ready_ |= ready;
+    if (DirectWait* direct = proxy.direct_) {
+        std::int64_t result = 0;
+        if (direct->task_->waiting && proxy.take(direct->interest_, result)) {
+            direct->fired_ = true;
+            proxy.direct_ = nullptr;
+            proxy.loop_.wake(*direct->task_->coroutine, 0);
+        }
+    }
     // The list may change under the callbacks: a cursor kept in the proxy
     // steps over events detached meanwhile; ones attached meanwhile (at the
     // head) wait for the next edge, which readiness memory gives them.
@@ -70,15 +97,45 @@ void PollEvent::on_stop() {
 }
 
 bool PollEvent::ready_now(std::int64_t& result) {
-    if (proxy_.ready_ & kHungUp) { // terminal, for every waiter
-        result = kHangup;
-        return true;
+    return proxy_.take(interest_, result);
+}
+
+PollProxy::DirectWait::DirectWait(PollProxy& proxy, std::uint8_t interest)
+    : proxy_(proxy), task_(Loop::current_task()), interest_(interest) {
+    assert(task_ && "a DirectWait outside a loop's coroutine");
+    assert(!proxy.direct_ && "two DirectWaits on one PollProxy");
+    std::int64_t result = 0;
+    if (proxy.take(interest, result)) {
+        fired_ = true;
+        return;
     }
-    const std::uint8_t ready = proxy_.ready_ & interest_;
-    if (!ready) return false;
-    proxy_.ready_ &= ~(ready & (kReadable | kWritable)); // taken; the peer's end stays
-    result = ready;
-    return true;
+    error_ = proxy.watch(interest);
+    if (error_ == 0) proxy.direct_ = this;
+}
+
+PollProxy::DirectWait::~DirectWait() {
+    if (proxy_.direct_ == this) proxy_.direct_ = nullptr;
+    task_->direct_wait = false; // unwound in its wait
+}
+
+std::int64_t PollProxy::DirectWait::wait(std::uint32_t timeout_ms, bool watch_peer) {
+    if (fired_) return 0;
+    if (error_) return error_;
+    // Left armed by the last wait, it is mostly only pushed back.
+    task_->wait_timer.fire = on_timeout;
+    proxy_.loop_.timers().arm(task_->wait_timer, proxy_.loop_.now() + timeout_ms);
+    task_->direct_wait = true;
+    const std::int64_t woke =
+        weft::yield(yield_value(watch_peer ? Op::suspend_watching_peer : Op::suspend));
+    task_->direct_wait = false;
+    return fired_ ? 0 : woke;
+}
+
+void PollProxy::DirectWait::on_timeout(Timer& timer) {
+    // Armed by a wait that may be over: it ends only a direct wait now
+    // suspended, whose deadline it then is (arming set it so).
+    Task* task = static_cast<TaskTimer&>(timer).task;
+    if (task->direct_wait && task->waiting) Loop::current()->wake(*task->coroutine, -ETIMEDOUT);
 }
 
 std::string PollEvent::info() const {

@@ -1,5 +1,6 @@
 #include "fastcgi/client_watch.hpp"
 
+#include "event/poll_event.hpp"
 #include "event/waker.hpp"
 #include "loop/io.hpp"
 #include "loop/loop.hpp"
@@ -8,6 +9,32 @@ namespace weft::fastcgi {
 
 bool ClientWatch::gone(int fd) const {
     return io::peer_state(fd) == io::PeerState::closed && !(pipelined_ && pipelined_(context_));
+}
+
+int ClientWatch::await(PollProxy& fd, std::uint8_t interest, std::uint32_t timeout_ms) {
+    Loop& loop = *Loop::current();
+    const int client = client_.fd();
+    if (!watching_ || Loop::current_task()->fd != client) {
+        PollEvent event(fd, interest);
+        return await(event, timeout_ms);
+    }
+    if (loop.table()[client].ready & (kPeerClosed | kHungUp) && gone(client)) return -ECONNABORTED;
+    const std::uint64_t deadline = loop.now() + timeout_ms;
+    std::int64_t woke = 0;
+    {
+        PollProxy::DirectWait wait(fd, interest); // gone before the PollEvent below
+        if (wait.error()) return wait.error();
+        woke = wait.wait(timeout_ms, true);
+        if (wait.fired()) return 0;
+    }
+    if (woke == -ETIMEDOUT || woke == -ECANCELED) return static_cast<int>(woke);
+    // The client's end, or the loop could not watch it: gone,
+    // or it sent a next request before its end, and the wait goes on
+    // without the watch (verdict()), through a PollEvent.
+    if ((woke > 0 || woke == kHangup) && gone(client)) return -ECONNABORTED;
+    watching_ = false;
+    const std::uint64_t now = loop.now();
+    return await(fd, interest, static_cast<std::uint32_t>(deadline > now ? deadline - now : 0));
 }
 
 int ClientWatch::await(Event& event, std::uint32_t timeout_ms) {

@@ -36,6 +36,11 @@ public:
     // -ECONNABORTED (the client hung up), -ETIMEDOUT, -ECANCELED, or an
     // error the loop woke the wait with.
     int await(Event& event, std::uint32_t timeout_ms);
+    // The same for readiness (`interest`) on `fd`: 0 when it came, or its
+    // hang-up. While the client is the task's own connection and watched,
+    // without an event (PollProxy::DirectWait), under the connection's own
+    // timer; else through a PollEvent.
+    int await(PollProxy& fd, std::uint8_t interest, std::uint32_t timeout_ms);
 
     // For a wait on more than one event (the relay's): join() adds the
     // client's end to `waker` while it is watched (the loop watches the

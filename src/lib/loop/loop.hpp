@@ -82,13 +82,15 @@ struct Task {
     // already woken): it ends the next wait, so a woken value is never lost.
     std::int64_t pending = 0;
     std::int64_t wake_value = 0;
-    void* waiter = nullptr; // the event layer's Waker while it waits there
-    // The event layer's timeouts, one wait after another. A wait that ends
-    // first leaves it armed, so the next one's deadline, mostly later, only
-    // pushes it back (a store) instead of placing a timer again; firing
-    // for a wait that is over, it does nothing. Disarmed when the task ends.
-    // (Until it fires it counts as an armed timer: a deadlock report, made
-    // only with none armed, may come that much later.)
+    void* waiter = nullptr;   // the event layer's Waker while it waits there
+    bool direct_wait = false; // in a PollProxy::DirectWait's wait (event/poll_event.hpp)
+    // The event layer's timeouts (a Waker's, a DirectWait's), one wait after
+    // another. A wait that ends first leaves it armed, so the next one's
+    // deadline, mostly later, only pushes it back (a store) instead of
+    // placing a timer again; firing for a wait that is over, it does
+    // nothing. Disarmed when the task ends. (Until it fires it counts as an
+    // armed timer: a deadlock report, made only with none armed, may come
+    // that much later.)
     TaskTimer wait_timer;
     void* completion = nullptr; // the event layer's event for its end, if asked
 };

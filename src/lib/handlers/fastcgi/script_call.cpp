@@ -96,8 +96,7 @@ void ScriptCall::log_stderr(std::string_view text) const {
 int ScriptCall::wait_backend(std::uint8_t interest) {
     // Responses corked for pipelining go out before a wait on something else.
     exchange_.flush();
-    PollEvent backend(backend_->poll(), interest);
-    return client_watch_.await(backend, upstream_.read_timeout_ms());
+    return client_watch_.await(backend_->poll(), interest, upstream_.read_timeout_ms());
 }
 
 int ScriptCall::flush_to_backend(void* self, const char* bytes, std::size_t size) {
