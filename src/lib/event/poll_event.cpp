@@ -1,6 +1,6 @@
 #include "event/poll_event.hpp"
 
-#include "coro/coroutine.hpp"
+#include "event/direct_wait.hpp"
 
 #include <cassert>
 
@@ -57,7 +57,7 @@ void PollProxy::on_ready(FdWatcher& self, std::uint8_t ready) {
     proxy.ready_ |= ready;
     if (DirectWait* direct = proxy.direct_) {
         std::int64_t result = 0;
-        if (direct->task_->waiting && proxy.take(direct->interest_, result)) {
+        if (waits_directly(*direct->task_) && proxy.take(direct->interest_, result)) {
             direct->fired_ = true;
             proxy.direct_ = nullptr;
             proxy.loop_.wake(*direct->task_->coroutine, 0);
@@ -121,21 +121,8 @@ PollProxy::DirectWait::~DirectWait() {
 std::int64_t PollProxy::DirectWait::wait(std::uint32_t timeout_ms, bool watch_peer) {
     if (fired_) return 0;
     if (error_) return error_;
-    // Left armed by the last wait, it is mostly only pushed back.
-    task_->wait_timer.fire = on_timeout;
-    proxy_.loop_.timers().arm(task_->wait_timer, proxy_.loop_.now() + timeout_ms);
-    task_->direct_wait = true;
-    const std::int64_t woke =
-        weft::yield(yield_value(watch_peer ? Op::suspend_watching_peer : Op::suspend));
-    task_->direct_wait = false;
+    const std::int64_t woke = suspend_directly(*task_, timeout_ms, watch_peer);
     return fired_ ? 0 : woke;
-}
-
-void PollProxy::DirectWait::on_timeout(Timer& timer) {
-    // Armed by a wait that may be over: it ends only a direct wait now
-    // suspended, whose deadline it then is (arming set it so).
-    Task* task = static_cast<TaskTimer&>(timer).task;
-    if (task->direct_wait && task->waiting) Loop::current()->wake(*task->coroutine, -ETIMEDOUT);
 }
 
 std::string PollEvent::info() const {

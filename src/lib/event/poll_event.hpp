@@ -14,15 +14,11 @@
 // edge can wake a waiter whose bytes were read meanwhile.
 //
 // A coroutine that waits for this one fd alone, and at most its own
-// connection's end (which the loop watches on that entry), can do without a
-// PollEvent and a Waker: a DirectWait takes the readiness the same way and
-// wakes it through the loop directly. It is the FastCGI handler's wait on
-// its backend, once or twice a PHP request, where the event layer cost each
-// wait about 300 instructions more (fastcgi/client_watch.hpp).
+// connection's end, can wait directly (event/direct_wait.hpp): a DirectWait
+// takes the readiness the same way, without a PollEvent and a Waker.
 
 #include "event/event.hpp"
 #include "loop/loop.hpp"
-#include "loop/timer_wheel.hpp"
 
 namespace weft {
 
@@ -40,13 +36,10 @@ public:
     int fd() const { return fd_; }
     Loop& loop() const { return loop_; }
 
-    // The running task's wait for `interest` (or the fd's hang-up) on this
-    // fd, on the task's stack: one at a time per proxy. Readiness that is
-    // remembered already fires it at once. Otherwise wait() suspends the
-    // task until the first readiness that finds it waiting takes what it
-    // asked for, or the loop wakes it otherwise. Readiness that comes while
-    // it does not wait (woken for something else) stays remembered, as for
-    // a PollEvent whose waiter was woken otherwise.
+    // The running task's direct wait for `interest` (or the fd's hang-up) on
+    // this fd, on its stack: one at a time per proxy. Readiness remembered
+    // already fires it at once; else the first that comes while the task
+    // waits in wait() takes what it asked for and wakes it.
     class DirectWait {
     public:
         DirectWait(PollProxy& proxy, std::uint8_t interest);
@@ -55,10 +48,7 @@ public:
         DirectWait& operator=(const DirectWait&) = delete;
 
         // 0 when it fired (now or before), else what the loop woke the task
-        // with: with `watch_peer`, the end of the task's own connection
-        // (kPeerClosed or kHangup, as Op::suspend_watching_peer says);
-        // -ETIMEDOUT after timeout_ms, on the task's wait_timer as a
-        // Waker's timeout; -ECANCELED; or an error. error() at once.
+        // with (suspend_directly); error() at once.
         std::int64_t wait(std::uint32_t timeout_ms, bool watch_peer);
         bool fired() const { return fired_; }
         // What the loop said when asked to watch the fd: the wait cannot
@@ -67,7 +57,6 @@ public:
 
     private:
         friend class PollProxy;
-        static void on_timeout(Timer& timer);
 
         PollProxy& proxy_;
         Task* task_;

@@ -1,5 +1,6 @@
 #include "fastcgi/client_watch.hpp"
 
+#include "event/direct_wait.hpp"
 #include "event/poll_event.hpp"
 #include "event/waker.hpp"
 #include "loop/io.hpp"
@@ -7,50 +8,74 @@
 
 namespace weft::fastcgi {
 
+namespace {
+
+std::uint32_t left_until(std::uint64_t deadline) {
+    const std::uint64_t now = Loop::current()->now();
+    return static_cast<std::uint32_t>(deadline > now ? deadline - now : 0);
+}
+
+} // namespace
+
 bool ClientWatch::gone(int fd) const {
     return io::peer_state(fd) == io::PeerState::closed && !(pipelined_ && pipelined_(context_));
 }
 
-int ClientWatch::await(PollProxy& fd, std::uint8_t interest, std::uint32_t timeout_ms) {
-    Loop& loop = *Loop::current();
-    const int client = client_.fd();
-    if (!watching_ || Loop::current_task()->fd != client) {
-        PollEvent event(fd, interest);
-        return await(event, timeout_ms);
-    }
-    if (loop.table()[client].ready & (kPeerClosed | kHungUp) && gone(client)) return -ECONNABORTED;
-    const std::uint64_t deadline = loop.now() + timeout_ms;
-    std::int64_t woke = 0;
-    {
-        PollProxy::DirectWait wait(fd, interest); // gone before the PollEvent below
-        if (wait.error()) return wait.error();
-        woke = wait.wait(timeout_ms, true);
-        if (wait.fired()) return 0;
-    }
+bool ClientWatch::left_before() const {
+    // A hang-up the loop saw before this watch began raises no new edge.
+    const int fd = client_.fd();
+    return watching_ && (Loop::current()->table()[fd].ready & (kPeerClosed | kHungUp)) && gone(fd);
+}
+
+bool ClientWatch::direct() const {
+    return watching_ && Loop::current_task()->fd == client_.fd();
+}
+
+int ClientWatch::end_of_direct(std::int64_t woke) {
     if (woke == -ETIMEDOUT || woke == -ECANCELED) return static_cast<int>(woke);
-    // The client's end, or the loop could not watch it: gone,
-    // or it sent a next request before its end, and the wait goes on
-    // without the watch (verdict()), through a PollEvent.
-    if ((woke > 0 || woke == kHangup) && gone(client)) return -ECONNABORTED;
+    // The client's end, or the loop could not watch it: gone, or it sent a
+    // next request before its end, and the wait goes on without the watch
+    // (as verdict() has it), through a Waker.
+    if ((woke > 0 || woke == kHangup) && gone(client_.fd())) return -ECONNABORTED;
     watching_ = false;
-    const std::uint64_t now = loop.now();
-    return await(fd, interest, static_cast<std::uint32_t>(deadline > now ? deadline - now : 0));
+    return 0;
+}
+
+int ClientWatch::await(PollProxy& fd, std::uint8_t interest, std::uint32_t timeout_ms) {
+    if (left_before()) return -ECONNABORTED;
+    if (direct()) {
+        const std::uint64_t deadline = Loop::current()->now() + timeout_ms;
+        PollProxy::DirectWait wait(fd, interest);
+        if (wait.error()) return wait.error();
+        const std::int64_t woke = wait.wait(timeout_ms, true);
+        if (wait.fired()) return 0;
+        if (const int end = end_of_direct(woke)) return end;
+        timeout_ms = left_until(deadline);
+    } // the DirectWait gone: the PollEvent below takes the readiness
+    PollEvent event(fd, interest);
+    return await_waker(event, timeout_ms);
 }
 
 int ClientWatch::await(Event& event, std::uint32_t timeout_ms) {
-    Loop& loop = *Loop::current();
-    const int fd = client_.fd();
-    // A hang-up the loop saw before this watch began raises no new edge.
-    if (watching_ && (loop.table()[fd].ready & (kPeerClosed | kHungUp)) && gone(fd))
-        return -ECONNABORTED;
-    const std::uint64_t deadline = loop.now() + timeout_ms;
+    if (left_before()) return -ECONNABORTED;
+    if (direct()) {
+        const std::uint64_t deadline = Loop::current()->now() + timeout_ms;
+        EventWait wait(event);
+        const std::int64_t woke = wait.wait(timeout_ms, true);
+        if (wait.fired()) return 0;
+        if (const int end = end_of_direct(woke)) return end;
+        timeout_ms = left_until(deadline);
+    }
+    return await_waker(event, timeout_ms);
+}
+
+int ClientWatch::await_waker(Event& event, std::uint32_t timeout_ms) {
+    const std::uint64_t deadline = Loop::current()->now() + timeout_ms;
     for (;;) {
-        const std::int64_t left =
-            deadline > loop.now() ? static_cast<std::int64_t>(deadline - loop.now()) : 0;
         Waker waker(Waker::Mode::any, 2);
         waker.resume_when(event);
         join(waker);
-        const AwaitResult woke = waker.wait(left);
+        const AwaitResult woke = waker.wait(left_until(deadline));
         switch (verdict(woke)) {
         case Verdict::gone:
             return -ECONNABORTED;

@@ -34,12 +34,11 @@ public:
 
     // Waits for `event`, at most `timeout_ms` in all: 0 when it fired, or
     // -ECONNABORTED (the client hung up), -ETIMEDOUT, -ECANCELED, or an
-    // error the loop woke the wait with.
+    // error the loop woke the wait with. While the client is the task's own
+    // connection and watched, a direct wait (event/direct_wait.hpp); else
+    // a Waker's, with a PollEvent for a client that is not the task's.
     int await(Event& event, std::uint32_t timeout_ms);
-    // The same for readiness (`interest`) on `fd`: 0 when it came, or its
-    // hang-up. While the client is the task's own connection and watched,
-    // without an event (PollProxy::DirectWait), under the connection's own
-    // timer; else through a PollEvent.
+    // The same for readiness (`interest`) on `fd`, or its hang-up.
     int await(PollProxy& fd, std::uint8_t interest, std::uint32_t timeout_ms);
 
     // For a wait on more than one event (the relay's): join() adds the
@@ -60,6 +59,16 @@ public:
 private:
     // Its side is shut and nothing it sent before the end waits.
     bool gone(int fd) const;
+    // The loop saw the client's end before the wait: it is gone.
+    bool left_before() const;
+    // Whether the wait may be direct: the client is the task's own
+    // connection, and watched.
+    bool direct() const;
+    // What a direct wait that did not fire returns: 0 when it goes on,
+    // without the watch, through a Waker (the client's end came behind a
+    // pipelined request, or the loop could not watch it).
+    int end_of_direct(std::int64_t woke);
+    int await_waker(Event& event, std::uint32_t timeout_ms);
 
     PollProxy& client_;
     // The end of a client that is not the task's own connection, one event

@@ -1,0 +1,66 @@
+#include "event/direct_wait.hpp"
+
+#include "coro/coroutine.hpp"
+#include "loop/timer_wheel.hpp"
+
+#include <cassert>
+
+namespace weft {
+
+namespace {
+
+void on_timeout(Timer& timer) {
+    // Armed by a wait that may be over: it ends only a direct wait now
+    // suspended, whose deadline it then is (arming set it so).
+    Task* task = static_cast<TaskTimer&>(timer).task;
+    if (waits_directly(*task)) Loop::current()->wake(*task->coroutine, -ETIMEDOUT);
+}
+
+} // namespace
+
+std::int64_t suspend_directly(Task& task, std::uint32_t timeout_ms, bool watch_peer) {
+    Loop& loop = *Loop::current();
+    // Left armed by the last wait, it is mostly only pushed back.
+    task.wait_timer.fire = on_timeout;
+    loop.timers().arm(task.wait_timer, loop.now() + timeout_ms);
+    task.direct_wait = true;
+    const std::int64_t woke =
+        weft::yield(yield_value(watch_peer ? Op::suspend_watching_peer : Op::suspend));
+    task.direct_wait = false;
+    return woke;
+}
+
+EventWait::EventWait(Event& event) : event_(event), task_(Loop::current_task()) {
+    assert(task_ && "an EventWait outside a loop's coroutine");
+    fn = on_event;
+    if (event.has(Event::kHeap)) event.retain(); // disposed meanwhile, it is not freed
+    event.start();
+    event.subscribe(*this); // may fire at once
+    subscribing_ = false;
+}
+
+EventWait::~EventWait() {
+    event_.unsubscribe(*this);
+    event_.stop();
+    if (event_.has(Event::kHeap)) event_.release();
+    task_->direct_wait = false; // unwound in its wait
+}
+
+void EventWait::on_event(Callback& self, Event& event, std::int64_t result) {
+    auto& w = static_cast<EventWait&>(self);
+    if (w.fired_) return;
+    if (!w.subscribing_ && !waits_directly(*w.task_)) return; // woken for something else
+    w.fired_ = true;
+    w.result_ = result;
+    // Decided: a later firing goes to a waiter that will use it.
+    event.unsubscribe(self);
+    if (!w.subscribing_) Loop::current()->wake(*w.task_->coroutine, 0);
+}
+
+std::int64_t EventWait::wait(std::uint32_t timeout_ms, bool watch_peer) {
+    if (fired_) return 0;
+    const std::int64_t woke = suspend_directly(*task_, timeout_ms, watch_peer);
+    return fired_ ? 0 : woke;
+}
+
+} // namespace weft

@@ -1,0 +1,62 @@
+#pragma once
+// Direct waits: a coroutine's wait for one thing (an fd's readiness, one
+// event), and at most its own connection's end, that wakes it through the
+// loop itself rather than through a Waker. Waiting so costs a wait a few
+// dozen instructions instead of a few hundred (the Waker's subscriptions
+// and status; for an fd, a PollEvent's start, stop and notify walk): the
+// FastCGI handler's waits, in the upstream's queue and on the backend, are
+// direct (fastcgi/client_watch.hpp). A wait on more than that is a Waker's.
+//
+// The thing's waker may wake the task only while it is suspended in the
+// direct wait (waits_directly), with Loop::wake(…, 0), after noting that it
+// fired; whatever comes while the loop has woken the task for something
+// else is not taken (an fd's readiness stays remembered, a completed event
+// stays completed). The timeout is the task's wait_timer, as a Waker's is:
+// its callback ends only a direct wait in progress (Task::direct_wait), so a
+// deadline left armed by an earlier wait ends no later one.
+
+#include "event/event.hpp"
+#include "loop/loop.hpp"
+
+#include <cstdint>
+
+namespace weft {
+
+// Suspends the running task until the loop wakes it: with 0 by what it
+// waits for, the end of its own connection with `watch_peer` (kPeerClosed or
+// kHangup, as Op::suspend_watching_peer says), -ETIMEDOUT after timeout_ms,
+// -ECANCELED, or an error.
+std::int64_t suspend_directly(Task& task, std::uint32_t timeout_ms, bool watch_peer);
+
+inline bool waits_directly(const Task& task) {
+    return task.direct_wait && task.waiting;
+}
+
+// The running task's direct wait for one event, on its stack: started and
+// subscribed for as long as it lives (an event that answers at once, a
+// completed one, fires it then).
+class EventWait : private Callback {
+public:
+    explicit EventWait(Event& event);
+    ~EventWait();
+    EventWait(const EventWait&) = delete;
+    EventWait& operator=(const EventWait&) = delete;
+
+    // 0 when the event fired (now or before), else what the loop woke the
+    // task with (suspend_directly).
+    std::int64_t wait(std::uint32_t timeout_ms, bool watch_peer);
+    bool fired() const { return fired_; }
+    // The event's result, once fired.
+    std::int64_t result() const { return result_; }
+
+private:
+    static void on_event(Callback& self, Event& event, std::int64_t result);
+
+    Event& event_;
+    Task* task_;
+    std::int64_t result_ = 0;
+    bool fired_ = false;
+    bool subscribing_ = true;
+};
+
+} // namespace weft

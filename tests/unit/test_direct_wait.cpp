@@ -1,0 +1,119 @@
+// EventWait: one coroutine's direct wait for one event, without a Waker
+// (event/direct_wait.hpp). PollProxy::DirectWait's own are in
+// test_poll_event.cpp.
+
+#include "coro/coroutine.hpp"
+#include "event/direct_wait.hpp"
+#include "event/trigger_event.hpp"
+#include "event/waker.hpp"
+#include "event_helpers.hpp"
+#include "loop/io.hpp"
+
+#include <catch2/catch.hpp>
+
+using weft::Event;
+using weft::EventWait;
+using weft::TriggerEvent;
+
+TEST_CASE("an event wait ends when its event fires, or at once when it completed before",
+          "[event]") {
+    test::EventLoop t;
+    TriggerEvent again(t.loop), once(t.loop, TriggerEvent::Fires::once);
+    std::int64_t woke = 1, result = 0, woke_completed = 1;
+    bool fired_at_once = true, completed_at_once = false;
+    t.spawn([&] {
+        {
+            EventWait wait(again);
+            fired_at_once = wait.fired();
+            woke = wait.wait(5'000, false); // fired 20 ms later
+            result = wait.result();
+        }
+        once.fire_here(); // completes: a later wait gets it at once
+        EventWait wait(once);
+        completed_at_once = wait.fired();
+        woke_completed = wait.wait(5'000, false);
+    });
+    t.spawn([&] {
+        weft::io::sleep(20);
+        again.fire_here();
+    });
+    t.run();
+    CHECK_FALSE(fired_at_once);
+    CHECK(woke == 0);
+    CHECK(result == 1);
+    CHECK(completed_at_once);
+    CHECK(woke_completed == 0);
+}
+
+TEST_CASE("an event wait times out, and its timer left armed ends no later Waker wait", "[event]") {
+    test::EventLoop t;
+    TriggerEvent first(t.loop), second(t.loop), later(t.loop);
+    std::int64_t timed_out = 0, fired = 1;
+    weft::AwaitResult after{};
+    t.spawn([&] {
+        {
+            EventWait wait(first);
+            timed_out = wait.wait(10, false);
+        }
+        {
+            EventWait wait(second); // fired at 5 ms; its 40 ms deadline stays armed
+            fired = wait.wait(40, false);
+        }
+        after = weft::await(later); // fired at 100 ms, no timeout
+    });
+    t.spawn([&] {
+        weft::io::sleep(25);
+        second.fire_here();
+        weft::io::sleep(100);
+        later.fire_here();
+    });
+    t.run();
+    CHECK(timed_out == -ETIMEDOUT);
+    CHECK(fired == 0);
+    CHECK(after.index == 0);
+}
+
+TEST_CASE("an event that fires after a cancel woke the wait is left to the next wait", "[event]") {
+    test::EventLoop t;
+    TriggerEvent once(t.loop, TriggerEvent::Fires::once);
+    weft::Coroutine* waiting = nullptr;
+    std::int64_t cancelled = 0, next = 1;
+    bool fired = true;
+    t.spawn([&] {
+        waiting = weft::Coroutine::current();
+        {
+            EventWait wait(once);
+            cancelled = wait.wait(5'000, false);
+            fired = wait.fired();
+        }
+        EventWait wait(once); // completed meanwhile
+        next = wait.wait(5'000, false);
+    });
+    t.spawn([&] {
+        weft::io::sleep(20);
+        t.loop.cancel(*waiting); // queued with the cancel, then the event fires
+        once.fire_here();
+    });
+    t.run();
+    CHECK(cancelled == -ECANCELED);
+    CHECK_FALSE(fired);
+    CHECK(next == 0);
+}
+
+TEST_CASE("a heap event disposed while an event wait holds it is freed only after", "[event]") {
+    test::EventLoop t;
+    auto* event = Event::make<TriggerEvent>(t.loop);
+    std::int64_t woke = 1, result = 0;
+    t.spawn([&] {
+        EventWait wait(*event);
+        woke = wait.wait(5'000, false);
+        result = wait.result();
+    });
+    t.spawn([&] {
+        weft::io::sleep(20);
+        event->dispose(); // closes it: the wait fires with -ECANCELED
+    });
+    t.run();
+    CHECK(woke == 0);
+    CHECK(result == -ECANCELED);
+}
