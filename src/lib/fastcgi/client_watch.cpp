@@ -21,16 +21,6 @@ bool ClientWatch::gone(int fd) const {
     return io::peer_state(fd) == io::PeerState::closed && !(pipelined_ && pipelined_(context_));
 }
 
-bool ClientWatch::left_before() const {
-    // A hang-up the loop saw before this watch began raises no new edge.
-    const int fd = client_.fd();
-    return watching_ && (Loop::current()->table()[fd].ready & (kPeerClosed | kHungUp)) && gone(fd);
-}
-
-bool ClientWatch::direct() const {
-    return watching_ && Loop::current_task()->fd == client_.fd();
-}
-
 int ClientWatch::end_of_direct(std::int64_t woke) {
     if (woke == -ETIMEDOUT || woke == -ECANCELED) return static_cast<int>(woke);
     // The client's end, or the loop could not watch it: gone, or it sent a

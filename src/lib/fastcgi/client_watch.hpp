@@ -59,7 +59,9 @@ public:
 private:
     // Its side is shut and nothing it sent before the end waits.
     bool gone(int fd) const;
-    // The loop saw the client's end before the wait: it is gone.
+    // The loop saw the client's end before the wait: it is gone. (In line,
+    // as direct(): on every wait of a PHP request, as calls they cost it
+    // about 30 instructions.)
     bool left_before() const;
     // Whether the wait may be direct: the client is the task's own
     // connection, and watched.
@@ -82,6 +84,16 @@ private:
 };
 
 // --- in line -------------------------------------------------------------
+
+inline bool ClientWatch::left_before() const {
+    // A hang-up the loop saw before this watch began raises no new edge.
+    const int fd = client_.fd();
+    return watching_ && (Loop::current()->table()[fd].ready & (kPeerClosed | kHungUp)) && gone(fd);
+}
+
+inline bool ClientWatch::direct() const {
+    return watching_ && Loop::current_task()->fd == client_.fd();
+}
 
 inline void ClientWatch::join(Waker& waker) {
     hangup_index_ = -1;
