@@ -14,6 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <thread>
+
 using weft::Loop;
 using weft::PollProxy;
 using weft::TriggerEvent;
@@ -152,4 +154,45 @@ TEST_CASE("a client that shut its side behind a pipelined request does not end a
     ::close(backend[1]);
     CHECK(readable == 0);
     CHECK(wrote_when_woken);
+}
+
+TEST_CASE("an event that fires after the client's end behind a pipelined request woke the wait "
+          "still ends it",
+          "[fastcgi]") {
+    // In one tick: another task's fd, then the client's end (a half-close
+    // behind a pipelined request, which only stops the watching). The other
+    // task runs first and fires an event that is not remembered: the wait,
+    // already woken by the end, must take it rather than wait out its
+    // timeout. (Found by a review: 5 runs in 6 timed out.)
+    test::EventLoop t;
+    int client[2], nudge[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, client) == 0);
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, nudge) == 0);
+    TriggerEvent trigger(t.loop); // fires again: a firing nobody takes is gone
+    int woke = 1;
+    std::uint64_t waited_ms = 0;
+    const std::uint16_t handler = t.loop.add_handler([&](int fd) -> std::int64_t {
+        PollProxy own(*Loop::current(), fd);
+        ClientWatch watch(own, [](const void*) { return true; });
+        const std::uint64_t from = Loop::current()->now();
+        woke = watch.await(trigger, 2'000);
+        waited_ms = Loop::current()->now() - from;
+        return weft::yield_value(weft::Op::abort);
+    });
+    t.loop.post([&] { REQUIRE(t.loop.adopt(client[0], handler) == 0); });
+    t.spawn([&] {
+        char c;
+        weft::io::read(nudge[0], &c, 1);
+        trigger.fire_here();
+    });
+    std::thread peer([&] {
+        ::usleep(50'000); // both tasks wait in the loop's epoll_wait
+        REQUIRE(::write(nudge[1], "x", 1) == 1);
+        REQUIRE(::shutdown(client[1], SHUT_WR) == 0);
+    });
+    t.run();
+    peer.join();
+    for (int fd : {client[1], nudge[0], nudge[1]}) ::close(fd);
+    CHECK(woke == 0);
+    CHECK(waited_ms < 1'000);
 }

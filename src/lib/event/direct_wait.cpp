@@ -18,16 +18,19 @@ void on_timeout(Timer& timer) {
 
 } // namespace
 
-std::int64_t suspend_directly(Task& task, std::uint32_t timeout_ms, bool watch_peer) {
+std::int64_t suspend_directly(Task& task, const void* wait, const bool& fired,
+                              std::uint32_t timeout_ms, bool watch_peer) {
     Loop& loop = *Loop::current();
     // Left armed by the last wait, it is mostly only pushed back.
     task.wait_timer.fire = on_timeout;
     loop.timers().arm(task.wait_timer, loop.now() + timeout_ms);
-    task.direct_wait = true;
+    task.direct_wait = wait;
     const std::int64_t woke =
         weft::yield(yield_value(watch_peer ? Op::suspend_watching_peer : Op::suspend));
-    task.direct_wait = false;
-    return woke;
+    task.direct_wait = nullptr;
+    if (!fired) return woke;
+    if (woke == -ECANCELED && task.pending == 0) task.pending = woke;
+    return 0;
 }
 
 EventWait::EventWait(Event& event) : event_(event), task_(Loop::current_task()) {
@@ -43,24 +46,22 @@ EventWait::~EventWait() {
     event_.unsubscribe(*this);
     event_.stop();
     if (event_.has(Event::kHeap)) event_.release();
-    task_->direct_wait = false; // unwound in its wait
+    if (task_->direct_wait == this) task_->direct_wait = nullptr; // unwound in its wait
 }
 
 void EventWait::on_event(Callback& self, Event& event, std::int64_t result) {
     auto& w = static_cast<EventWait&>(self);
-    if (w.fired_) return;
-    if (!w.subscribing_ && !waits_directly(*w.task_)) return; // woken for something else
+    if (w.fired_ || !(w.subscribing_ || in_direct_wait(*w.task_, &w))) return;
     w.fired_ = true;
     w.result_ = result;
     // Decided: a later firing goes to a waiter that will use it.
     event.unsubscribe(self);
-    if (!w.subscribing_) Loop::current()->wake(*w.task_->coroutine, 0);
+    if (w.task_->waiting) event.loop().wake(*w.task_->coroutine, 0);
 }
 
 std::int64_t EventWait::wait(std::uint32_t timeout_ms, bool watch_peer) {
     if (fired_) return 0;
-    const std::int64_t woke = suspend_directly(*task_, timeout_ms, watch_peer);
-    return fired_ ? 0 : woke;
+    return suspend_directly(*task_, this, fired_, timeout_ms, watch_peer);
 }
 
 } // namespace weft

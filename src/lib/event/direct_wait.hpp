@@ -7,13 +7,17 @@
 // FastCGI handler's waits, in the upstream's queue and on the backend, are
 // direct (fastcgi/client_watch.hpp). A wait on more than that is a Waker's.
 //
-// The thing's waker may wake the task only while it is suspended in the
-// direct wait (waits_directly), with Loop::wake(…, 0), after noting that it
-// fired; whatever comes while the loop has woken the task for something
-// else is not taken (an fd's readiness stays remembered, a completed event
-// stays completed). The timeout is the task's wait_timer, as a Waker's is:
-// its callback ends only a direct wait in progress (Task::direct_wait), so a
-// deadline left armed by an earlier wait ends no later one.
+// The thing's waker fires a direct wait while the task is in it (from the
+// suspend until it runs again: Task::direct_wait), and wakes the task with
+// Loop::wake(…, 0) if it still waits. What fires it after the loop woke the
+// task for something else wins, as with a Waker: a cancel that came first
+// then ends the task's next wait instead (Task::pending), and a timeout or
+// the client's end is dropped (the end is sticky: the next wait that
+// watches it sees it again). Outside its wait (before, after) nothing fires
+// it: an fd's readiness stays remembered, a completed event completed. The
+// timeout is the task's wait_timer, as a Waker's is: its callback ends only
+// a direct wait that is suspended, so a deadline left armed by an earlier
+// wait ends no later one. One direct wait at a time per task.
 
 #include "event/event.hpp"
 #include "loop/loop.hpp"
@@ -22,14 +26,21 @@
 
 namespace weft {
 
-// Suspends the running task until the loop wakes it: with 0 by what it
-// waits for, the end of its own connection with `watch_peer` (kPeerClosed or
-// kHangup, as Op::suspend_watching_peer says), -ETIMEDOUT after timeout_ms,
-// -ECANCELED, or an error.
-std::int64_t suspend_directly(Task& task, std::uint32_t timeout_ms, bool watch_peer);
+// Suspends the running task in the direct wait `wait` until the loop wakes
+// it: with 0 by what it waits for, the end of its own connection with
+// `watch_peer` (kPeerClosed or kHangup, as Op::suspend_watching_peer says),
+// -ETIMEDOUT after timeout_ms, -ECANCELED, or an error. Then `fired` (what
+// the wait's waker says) wins: 0, moving a cancel to the next wait.
+std::int64_t suspend_directly(Task& task, const void* wait, const bool& fired,
+                              std::uint32_t timeout_ms, bool watch_peer);
 
+// Whether `wait` may be fired now (the task is in it), and whether the task
+// still waits there (a firing then wakes it).
+inline bool in_direct_wait(const Task& task, const void* wait) {
+    return task.direct_wait == wait;
+}
 inline bool waits_directly(const Task& task) {
-    return task.direct_wait && task.waiting;
+    return task.direct_wait != nullptr && task.waiting;
 }
 
 // The running task's direct wait for one event, on its stack: started and

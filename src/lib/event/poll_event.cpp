@@ -57,10 +57,11 @@ void PollProxy::on_ready(FdWatcher& self, std::uint8_t ready) {
     proxy.ready_ |= ready;
     if (DirectWait* direct = proxy.direct_) {
         std::int64_t result = 0;
-        if (waits_directly(*direct->task_) && proxy.take(direct->interest_, result)) {
+        Task& task = *direct->task_;
+        if (in_direct_wait(task, direct) && proxy.take(direct->interest_, result)) {
             direct->fired_ = true;
             proxy.direct_ = nullptr;
-            proxy.loop_.wake(*direct->task_->coroutine, 0);
+            if (task.waiting) proxy.loop_.wake(*task.coroutine, 0);
         }
     }
     // The list may change under the callbacks: a cursor kept in the proxy
@@ -115,14 +116,13 @@ PollProxy::DirectWait::DirectWait(PollProxy& proxy, std::uint8_t interest)
 
 PollProxy::DirectWait::~DirectWait() {
     if (proxy_.direct_ == this) proxy_.direct_ = nullptr;
-    task_->direct_wait = false; // unwound in its wait
+    if (task_->direct_wait == this) task_->direct_wait = nullptr; // unwound in its wait
 }
 
 std::int64_t PollProxy::DirectWait::wait(std::uint32_t timeout_ms, bool watch_peer) {
     if (fired_) return 0;
     if (error_) return error_;
-    const std::int64_t woke = suspend_directly(*task_, timeout_ms, watch_peer);
-    return fired_ ? 0 : woke;
+    return suspend_directly(*task_, this, fired_, timeout_ms, watch_peer);
 }
 
 std::string PollEvent::info() const {

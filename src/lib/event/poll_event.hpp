@@ -38,8 +38,8 @@ public:
 
     // The running task's direct wait for `interest` (or the fd's hang-up) on
     // this fd, on its stack: one at a time per proxy. Readiness remembered
-    // already fires it at once; else the first that comes while the task
-    // waits in wait() takes what it asked for and wakes it.
+    // already fires it at once; else the first that comes while the task is
+    // in wait() takes what it asked for (and wakes it, if it still waits).
     class DirectWait {
     public:
         DirectWait(PollProxy& proxy, std::uint8_t interest);

@@ -82,8 +82,8 @@ struct Task {
     // already woken): it ends the next wait, so a woken value is never lost.
     std::int64_t pending = 0;
     std::int64_t wake_value = 0;
-    void* waiter = nullptr;   // the event layer's Waker while it waits there
-    bool direct_wait = false; // in a PollProxy::DirectWait's wait (event/poll_event.hpp)
+    void* waiter = nullptr;            // the event layer's Waker while it waits there
+    const void* direct_wait = nullptr; // the direct wait it is in (event/direct_wait.hpp)
     // The event layer's timeouts (a Waker's, a DirectWait's), one wait after
     // another. A wait that ends first leaves it armed, so the next one's
     // deadline, mostly later, only pushes it back (a store) instead of
