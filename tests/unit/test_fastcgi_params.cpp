@@ -305,7 +305,7 @@ TEST_CASE("params: any input that differs, by as little as a byte, gets pairs of
         {"server_name", [](Inputs& i) { i.params.server_name = "example.org"; }},
         {"extra", [](Inputs& i) { i.extra.back() = 'e'; }},
         {"remote_user", [](Inputs& i) { i.request.remote_user = "bob"; }},
-        {"minor", [](Inputs& i) { i.request.minor = 0; }},
+        {"the version", [](Inputs& i) { i.head.replace(i.head.find("1.1"), 3, "1.0"); }},
         {"a field's value", [](Inputs& i) { i.head.replace(i.head.find("a=1\r"), 3, "a=2"); }},
         {"a field's name", [](Inputs& i) { i.head.replace(i.head.find("Cookie"), 6, "Cookiz"); }},
         {"a field's name's case", [](Inputs& i) { i.head.replace(i.head.find("Cookie"), 1, "c"); }},
@@ -324,10 +324,8 @@ TEST_CASE("params: any input that differs, by as little as a byte, gets pairs of
         change(changed);
         http::RequestParser parser;
         const std::string_view user = changed.request.remote_user;
-        const std::uint8_t minor = changed.request.minor;
         REQUIRE(parser.parse(changed.head, changed.request) == http::ParseStatus::done);
         changed.request.remote_user = user;
-        changed.request.minor = minor;
         // The views into the head follow it (a change may have moved its
         // bytes), unless the change was to that view itself.
         const std::string_view changed_view = what;
@@ -344,6 +342,28 @@ TEST_CASE("params: any input that differs, by as little as a byte, gets pairs of
         // And back: the base again, its own pairs.
         CHECK(sent_params(base.request, base.params, base.endpoints) == base_pairs);
     }
+}
+
+TEST_CASE("params: a request not as sent (an error page's) is neither kept nor copied",
+          "[fastcgi]") {
+    Inputs a(kHead);
+    a.endpoints.fd = 11;
+    const std::string expected = written_anew(a.request, a.params, a.endpoints);
+    CHECK(sent_params(a.request, a.params, a.endpoints) == expected); // kept
+    // The error page's request: its head's views, but fields of its own.
+    Inputs page(kHead);
+    page.endpoints.fd = 11;
+    page.request.head = {};
+    page.request.header_count = 1; // Host alone
+    const std::string page_pairs = written_anew(page.request, page.params, page.endpoints);
+    REQUIRE(page_pairs != expected);
+    const std::uint64_t reused = reused_params();
+    for (int i = 0; i < 3; ++i)
+        CHECK(sent_params(page.request, page.params, page.endpoints) == page_pairs);
+    CHECK(reused_params() == reused);
+    // The client's own request is still copied: the page kept nothing.
+    CHECK(sent_params(a.request, a.params, a.endpoints) == expected);
+    CHECK(reused_params() == reused + 1);
 }
 
 TEST_CASE("params: two connections on one slot each get their own pairs", "[fastcgi]") {

@@ -23,12 +23,12 @@ struct Outcome {
 // Everything a handler could read from a Request, as text to compare.
 std::string describe(const Request& r) {
     std::string text =
-        std::to_string(static_cast<int>(r.method)) + " [" + std::string(r.method_name) + "] [" +
-        std::string(r.target) + "] [" + std::string(r.path) + "] [" + std::string(r.query) + "] [" +
-        (r.host.data() ? std::string(r.host) : "null") + "] " + std::to_string(r.minor) +
-        (r.keep_alive ? " keep-alive" : " close") + (r.expect_continue ? " expect" : "") +
-        (r.chunked ? " chunked" : "") + (r.path_normal ? " normal" : "") + " length " +
-        std::to_string(r.content_length);
+        "[" + std::string(r.head) + "] " + std::to_string(static_cast<int>(r.method)) + " [" +
+        std::string(r.method_name) + "] [" + std::string(r.target) + "] [" + std::string(r.path) +
+        "] [" + std::string(r.query) + "] [" + (r.host.data() ? std::string(r.host) : "null") +
+        "] " + std::to_string(r.minor) + (r.keep_alive ? " keep-alive" : " close") +
+        (r.expect_continue ? " expect" : "") + (r.chunked ? " chunked" : "") +
+        (r.path_normal ? " normal" : "") + " length " + std::to_string(r.content_length);
     for (std::size_t i = 0; i < r.header_count; ++i)
         text +=
             " {" + std::string(r.headers[i].name) + ": " + std::string(r.headers[i].value) + "}";
@@ -100,6 +100,8 @@ TEST_CASE("a browser's GET: every field of the Request", "[http]") {
     auto r = std::make_unique<Request>();
     accept(head, *r);
     CHECK(r->method == Method::get);
+    CHECK(r->head == head);
+    CHECK(r->head.data() == head.data());
     CHECK(r->method_name == "GET");
     CHECK(r->target == "/docs/index.html?lang=en&q=a%20b");
     CHECK(r->path == "/docs/index.html");
@@ -125,6 +127,18 @@ TEST_CASE("a browser's GET: every field of the Request", "[http]") {
     }
     CHECK(inside(r->path, head));
     CHECK(inside(r->host, head));
+}
+
+TEST_CASE("the head as sent: from the request line through the empty line, no more", "[http]") {
+    // Empty lines before it are no part of it, nor a request pipelined after.
+    const std::string request = "GET /a HTTP/1.1\r\nHost: h\r\n\r\n";
+    const std::string buffer = "\r\n\r\n" + request + "GET /b HTTP/1.1\r\n";
+    auto r = std::make_unique<Request>();
+    RequestParser parser;
+    REQUIRE(parser.parse(buffer, *r) == ParseStatus::done);
+    CHECK(r->head == request);
+    CHECK(r->head.data() == buffer.data() + 4);
+    CHECK(parser.head_size() == 4 + request.size());
 }
 
 // What path_normal must say of an origin-form path: no '%', no slash

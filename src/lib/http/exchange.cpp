@@ -391,6 +391,7 @@ void Exchange::serve_pending_page() {
         auto internal = std::make_unique<Request>(*request_);
         const bool head = is_head();
         internal->method = head ? Method::head : Method::get;
+        internal->head = {}; // not as sent
         internal->method_name = head ? "HEAD" : "GET";
         // The target stays the client's: what PHP gets as REQUEST_URI, as
         // nginx's $request_uri (an application's router names the page

@@ -400,7 +400,7 @@ ParseStatus RequestParser::scan(std::string_view data, Request& request) {
     // line found by the scan starts after p, so it is a field line.
     for (;;) {
         if (p == line_start_ && p + 1 < stop && bytes[p] == '\r' && bytes[p + 1] == '\n')
-            return finish(p, request);
+            return finish(bytes, p, request);
         p = find_special(bytes, p, stop);
         if (p + 1 < stop && bytes[p] == '\r' && bytes[p + 1] == '\n') {
             if (!field_line(bytes, p, request)) return ParseStatus::error;
@@ -442,10 +442,12 @@ ParseStatus RequestParser::more(std::size_t p) {
 
 // The empty line at cr ends the head: what needs every field is checked, and
 // the Request gets the rest of what it holds.
-ParseStatus RequestParser::finish(std::size_t cr, Request& request) {
+ParseStatus RequestParser::finish(const char* bytes, std::size_t cr, Request& request) {
     if (request.minor == 1 && !seen_host_) return fail(400, "missing Host");
     if (chunked_ && seen_length_) return fail(400, "both Content-Length and Transfer-Encoding");
     scanned_ = head_size_ = cr + 2;
+    const char* const start = request.method_name.data(); // the request line's
+    request.head = {start, static_cast<std::size_t>(bytes + head_size_ - start)};
     if (request.host.data() == nullptr) request.host = host_; // no authority in the target
     // close wins; an HTTP/1.0 connection persists only when asked to.
     request.keep_alive = !close_asked_ && (request.minor == 1 || keep_alive_asked_);

@@ -71,7 +71,7 @@ private:
     ParseStatus scan(std::string_view data, Request& request);
     Next odd_byte(const char* bytes, std::size_t size, std::size_t p);
     ParseStatus more(std::size_t p);
-    ParseStatus finish(std::size_t cr, Request& request);
+    ParseStatus finish(const char* bytes, std::size_t cr, Request& request);
     // These return false (or 0) after refuse(). The inline ones are the
     // scan's common path, defined in parser.cpp, their one user.
     inline bool parse_request_line(const char* bytes, std::size_t start, std::size_t end,

@@ -39,6 +39,10 @@ struct Request {
     Request() {}
 
     Method method = Method::other;
+    // The head as the client sent it, from the request line through the
+    // empty line: what every view below was parsed from. Empty (a null
+    // data()) for a request the server made from another (an error page's).
+    std::string_view head;
     std::string_view method_name;
     std::string_view target; // the request-target as sent
     std::string_view path;   // its path, still percent-encoded; "*" for OPTIONS *

@@ -160,23 +160,20 @@ ParamsSlot* params_slot(int fd) {
 }
 
 // Every input of encode_params, in the order they are compared: those that
-// differ most often between requests first, so a miss is found early.
+// differ most often between requests first, so a miss is found early. The
+// request's fields and version are its head's, as sent: the same bytes
+// parse to the same fields, so one compare of them stands for all of them.
 static_assert(sizeof(ScriptParams) == 11 * sizeof(std::string_view),
               "a new field of ScriptParams goes into the key too");
 template <class Key>
 bool each_input(Key& key, const http::Request& request, const ScriptParams& p,
                 const Endpoints& endpoints) {
-    const char minor = static_cast<char>(request.minor);
-    if (!(key.text(p.request_uri) && key.text({endpoints.pairs, endpoints.pairs_size}) &&
-          key.text(p.document_uri) && key.text(p.script_name) && key.text(p.script_file) &&
-          key.text(p.path_info) && key.text(p.query) && key.text(p.method) &&
-          key.text(p.content_length) && key.text(p.server_name) && key.text(p.document_root) &&
-          key.text(p.extra) && key.text(request.remote_user) && key.text({&minor, 1}) &&
-          key.count(request.header_count)))
-        return false;
-    for (std::size_t i = 0; i < request.header_count; ++i)
-        if (!key.text(request.headers[i].name) || !key.text(request.headers[i].value)) return false;
-    return true;
+    return key.text(p.request_uri) && key.text(request.head) &&
+           key.text({endpoints.pairs, endpoints.pairs_size}) && key.text(p.document_uri) &&
+           key.text(p.script_name) && key.text(p.script_file) && key.text(p.path_info) &&
+           key.text(p.query) && key.text(p.method) && key.text(p.content_length) &&
+           key.text(p.server_name) && key.text(p.document_root) && key.text(p.extra) &&
+           key.text(request.remote_user);
 }
 
 std::uint16_t load16(const char* p) {
@@ -214,11 +211,6 @@ struct KeyMatch {
         at += 2 + text.size();
         return true;
     }
-    [[gnu::always_inline]] bool count(std::size_t n) {
-        if (load16(at) != n) return false;
-        at += 2;
-        return true;
-    }
 };
 
 // Writes the inputs into a slot's key; false when they do not fit.
@@ -254,13 +246,6 @@ struct KeyStore {
             to[n - 1] = from[n - 1];
         }
         at = to + n;
-        return true;
-    }
-    bool count(std::size_t n) {
-        if (n > 0xffff || end - at < 2) return false;
-        const auto size = static_cast<std::uint16_t>(n);
-        std::memcpy(at, &size, 2);
-        at += 2;
         return true;
     }
 };
@@ -424,7 +409,9 @@ void encode_params(fastcgi::RecordWriter& w, const http::Request& request, const
 
 void write_params(fastcgi::RecordWriter& w, const http::Request& request, const ScriptParams& p,
                   const Endpoints& endpoints) {
-    ParamsSlot* const slot = params_slot(endpoints.fd);
+    // A request not as sent (an error page's) has fields its head does not
+    // say: it is not kept.
+    ParamsSlot* const slot = request.head.data() ? params_slot(endpoints.fd) : nullptr;
     if (!slot) return encode_params(w, request, p, endpoints);
     if (slot->key_size != 0) {
         KeyMatch match{slot->bytes};

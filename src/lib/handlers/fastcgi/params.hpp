@@ -89,8 +89,9 @@ std::string extra_params(const std::vector<std::pair<std::string, std::string>>&
 // pairs written for a connection's request are kept, with everything they
 // were made from, in a slot of a per-thread table chosen by
 // `endpoints.fd`, and a later request whose inputs are the same byte for
-// byte (every view of `params`, the request's fields, version and user, the
-// endpoints' pairs) gets a copy of them. Nothing else goes into the pairs,
+// byte (every view of `params`, the request's head as sent and its user, the
+// endpoints' pairs) gets a copy of them; a request not as sent (an error
+// page's) gets none. Nothing else goes into the pairs,
 // so the copy is what writing them anew would send; what decides the inputs
 // (the script on disk, the configuration) still runs for every request.
 // Pairs written through a flush, or too large for a slot, are not kept.
