@@ -2,6 +2,7 @@
 // beneath the root, so a path the backend would "fix up" never runs a file
 // that is not a script.
 
+#include "event_helpers.hpp"
 #include "handlers/fastcgi/scripts.hpp"
 
 #include <catch2/catch.hpp>
@@ -298,4 +299,59 @@ TEST_CASE("alias: the route's prefix stands for the alias, SCRIPT_NAME stays the
     t = resolve(file, "/status.php/x");
     CHECK(t.file == "/info.php");
     CHECK(t.path_info == "/x");
+}
+
+TEST_CASE("on a loop, the last path's target is kept: views into each request's own buffers, "
+          "and every change seen") {
+    Site site;
+    const ScriptResolver r = site.resolver(true, "/index.php");
+    // The view lies in [buffer, buffer + size).
+    const auto within = [](std::string_view view, const char* buffer, std::size_t size) {
+        return view.data() >= buffer && view.data() + view.size() <= buffer + size;
+    };
+    test::EventLoop t;
+    t.spawn([&] {
+        // A script with PATH_INFO, an index script (built in the scratch)
+        // and the front controller, each asked twice from other buffers.
+        for (const char* asked : {"/app.php/user/7", "/sub/", "/some/route"}) {
+            INFO(asked);
+            std::string first_path = asked;
+            char first_scratch[256];
+            const ScriptTarget first = r.resolve(first_path, first_scratch);
+            const Resolved expected{first.kind, std::string(first.script_name),
+                                    std::string(first.path_info), std::string(first.script_file)};
+            std::string path = asked;
+            char scratch[256];
+            std::memset(scratch, 'x', sizeof scratch);
+            const ScriptTarget again = r.resolve(path, scratch);
+            std::memset(first_scratch, 'y', sizeof first_scratch);
+            first_path.assign(first_path.size(), 'z');
+            CHECK(again.kind == expected.kind);
+            CHECK(again.script_name == expected.script);
+            CHECK(again.path_info == expected.path_info);
+            CHECK(again.script_file == expected.file);
+            for (const std::string_view view : {again.script_name, again.path_info})
+                if (!view.empty() && view != "/index.php")
+                    CHECK((within(view, path.data(), path.size()) ||
+                           within(view, scratch, sizeof scratch)));
+        }
+        // A change: the same path resolves anew.
+        const auto twice = [&](std::string_view asked) {
+            const Resolved a = resolve(r, asked);
+            const Resolved b = resolve(r, asked);
+            CHECK(a.kind == b.kind);
+            CHECK(a.script == b.script);
+            return a;
+        };
+        CHECK(twice("/sub/").script == "/sub/index.php");
+        fs::remove(site.root / "sub" / "index.php");
+        CHECK(twice("/sub/").kind == Kind::static_file);
+        CHECK(twice("/app.php/user/7").script == "/app.php");
+        fs::remove(site.root / "app.php");
+        CHECK(twice("/app.php/user/7").script == "/index.php"); // the front controller
+        CHECK(twice("/app.php").kind == Kind::not_found);
+        Site::write(site.root / "app.php", "<?php echo 2;");
+        CHECK(twice("/app.php/user/7").script == "/app.php");
+    });
+    t.run();
 }

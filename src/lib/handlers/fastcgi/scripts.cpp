@@ -76,14 +76,65 @@ KindCache& thread_cache() {
     return cache;
 }
 
-// A resolver's root on this thread's loop, and what the cache's entries of
-// it were made under.
+} // namespace
+
+// The last path resolved on a loop and its target, each view of it kept as
+// where it points: into the path, into the scratch (whose bytes are kept
+// too), or elsewhere (the rules, which outlive it), so that another
+// request's buffers get views of their own.
+struct KeptTarget {
+    enum class Base : std::uint8_t { elsewhere, path, scratch };
+    struct View {
+        Base base = Base::elsewhere;
+        const char* data = nullptr; // Base::elsewhere
+        std::size_t offset = 0;
+        std::size_t size = 0;
+    };
+    bool valid = false;
+    std::uint64_t watch_id = 0;
+    std::uint64_t changes = 0; // FsWatch::changes() when it was resolved
+    std::string path;
+    std::string scratch;
+    ScriptTarget::Kind kind = ScriptTarget::Kind::not_found;
+    View script_name, path_info, script_file;
+
+    View keep(std::string_view view, std::string_view in_path, std::string_view in_scratch) {
+        const auto at = reinterpret_cast<std::uintptr_t>(view.data());
+        for (const auto& [base, text] :
+             {std::pair{Base::path, in_path}, {Base::scratch, in_scratch}}) {
+            const auto start = reinterpret_cast<std::uintptr_t>(text.data());
+            if (view.data() && at >= start && at + view.size() <= start + text.size()) {
+                if (base == Base::scratch)
+                    scratch.assign(text.data(), std::max(scratch.size(), at - start + view.size()));
+                return {base, nullptr, at - start, view.size()};
+            }
+        }
+        return {Base::elsewhere, view.data(), 0, view.size()};
+    }
+    std::string_view view(const View& v, std::string_view in_path, const char* in_scratch) const {
+        switch (v.base) {
+        case Base::path:
+            return {in_path.data() + v.offset, v.size};
+        case Base::scratch:
+            return {in_scratch + v.offset, v.size};
+        case Base::elsewhere:
+            break;
+        }
+        return {v.data, v.size};
+    }
+};
+
+// A resolver's root on this thread's loop, what the cache's entries of it
+// were made under, and its last target.
 struct LoopScripts {
     explicit LoopScripts(const std::string& path) : root(path) {}
     LoopRoot root;
     std::uint64_t root_generation = 0;
     std::uint64_t watch_id = 0;
+    KeptTarget last;
 };
+
+namespace {
 
 LoopScripts& loop_scripts(std::uint64_t id, const std::shared_ptr<const bool>& alive,
                           const std::string& root) {
@@ -115,11 +166,12 @@ ScriptResolver::Disk ScriptResolver::synced_disk() const {
                       [&](const auto& entry) { return entry.first.starts_with(id); });
         scripts.root_generation = scripts.root.generation();
         scripts.watch_id = watch_id;
+        scripts.last.valid = false;
     }
-    return {watch, root};
+    return {watch, root, &scripts};
 }
 
-ScriptResolver::FileKind ScriptResolver::kind_of(const Disk& disk, std::string_view url) const {
+ScriptResolver::FileKind ScriptResolver::kind_of(Disk& disk, std::string_view url) const {
     const std::optional<std::string_view> local = rules_.paths.local(url);
     if (!local) return FileKind::missing;
     const std::string_view path = local->empty() ? std::string_view("/") : *local;
@@ -139,6 +191,7 @@ ScriptResolver::FileKind ScriptResolver::kind_of(const Disk& disk, std::string_v
     auto found = cache.find(key_view);
     if (found != cache.end() && watch && found->second.watch.current(*watch))
         return static_cast<FileKind>(found->second.kind);
+    disk.watched = disk.watched && watch && root >= 0; // unless cached below
     if (root < 0) return FileKind::missing;
 
     // Watched before it is opened: a change after the walk is an event.
@@ -160,6 +213,7 @@ ScriptResolver::FileKind ScriptResolver::kind_of(const Disk& disk, std::string_v
         kind = FileKind::other;
     }
     if (!cacheable) {
+        disk.watched = false;
         if (found != cache.end()) cache.erase(found);
     } else if (found != cache.end()) {
         found->second = {static_cast<std::uint8_t>(kind), std::move(watched)};
@@ -187,7 +241,7 @@ bool ScriptResolver::is_script_name(std::string_view segment) const {
     return false;
 }
 
-ScriptTarget ScriptResolver::not_found_or_fallback(const Disk& disk) const {
+ScriptTarget ScriptResolver::not_found_or_fallback(Disk& disk) const {
     const std::string& fallback = rules_.fallback;
     if (fallback.empty() || kind_of(disk, fallback) != FileKind::regular) return {};
     // The parser checked that `scripts` allows it; create(), that it maps.
@@ -204,9 +258,37 @@ ScriptTarget ScriptResolver::script(std::string_view name, std::string_view path
 }
 
 ScriptTarget ScriptResolver::resolve(std::string_view path, char* scratch) const {
+    Disk disk = synced_disk();
+    KeptTarget& last = disk.scripts->last;
+    FsWatch* const watch = disk.watch;
+    // The same path, and no change seen since: every answer it was made of
+    // holds (what was not watched was not kept).
+    if (last.valid && watch && last.changes == watch->changes() && last.watch_id == watch->id() &&
+        path == last.path) [[likely]] {
+        if (!last.scratch.empty()) std::memcpy(scratch, last.scratch.data(), last.scratch.size());
+        return {last.kind, last.view(last.script_name, path, scratch),
+                last.view(last.path_info, path, scratch),
+                last.view(last.script_file, path, scratch)};
+    }
+    const ScriptTarget target = resolve_on(disk, path, scratch);
+    last.valid = disk.watched && watch;
+    if (last.valid) {
+        last.watch_id = watch->id();
+        last.changes = watch->changes();
+        last.path.assign(path);
+        last.scratch.clear();
+        last.kind = target.kind;
+        const std::string_view in_scratch{scratch, scratch_size(path.size())};
+        last.script_name = last.keep(target.script_name, path, in_scratch);
+        last.path_info = last.keep(target.path_info, path, in_scratch);
+        last.script_file = last.keep(target.script_file, path, in_scratch);
+    }
+    return target;
+}
+
+ScriptTarget ScriptResolver::resolve_on(Disk& disk, std::string_view path, char* scratch) const {
     using Kind = ScriptTarget::Kind;
     if (is_denied(rules_.deny, path)) return {Kind::forbidden, {}, {}, {}};
-    const Disk disk = synced_disk();
     // The dot rule denies files, not routes: a hidden file or directory
     // that exists is 403 (and so is all beneath it), while a path the
     // front controller answers may hold a segment starting with a dot

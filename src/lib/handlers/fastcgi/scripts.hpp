@@ -28,7 +28,10 @@
 // What the disk says is cached per loop and handler until something on the
 // path changes (path_watch.hpp: the entries it depends on are watched), so a
 // request for a script usually costs no syscall here, and a script added,
-// removed or replaced is seen by the next request. Each loop opens the root
+// removed or replaced is seen by the next request. The last path resolved
+// on a loop is kept with its target while the loop's watch has seen no
+// change at all (FsWatch::changes()): a client asking for the same path
+// again, as a kept connection does, gets the target without the lookups. Each loop opens the root
 // itself and follows its path: after a deploy switches a symlinked root the
 // next request resolves in the new release.
 
@@ -48,6 +51,8 @@ class FsWatch;
 }
 
 namespace weft::handlers {
+
+struct LoopScripts; // a resolver's state on one loop (scripts.cpp)
 
 struct ScriptRules {
     std::vector<std::string> extensions; // ".php"
@@ -108,15 +113,20 @@ private:
     enum class FileKind : std::uint8_t { missing, regular, directory, other };
     // The disk as one request sees it: this loop's watch, told of every
     // change made before the request came (one read, once a request), and
-    // this loop's root.
+    // this loop's root; and this resolver's state on the loop.
     struct Disk {
         FsWatch* watch;
         int root; // or -errno
+        LoopScripts* scripts;
+        // Every kind_of() answer so far holds until the watch sees a change.
+        bool watched = true;
     };
     Disk synced_disk() const;
+    // resolve() on that disk, without the last target kept.
+    ScriptTarget resolve_on(Disk& disk, std::string_view path, char* scratch) const;
     // What is at `path` (normalised, leading '/') beneath the root.
-    FileKind kind_of(const Disk& disk, std::string_view path) const;
-    ScriptTarget not_found_or_fallback(const Disk& disk) const;
+    FileKind kind_of(Disk& disk, std::string_view path) const;
+    ScriptTarget not_found_or_fallback(Disk& disk) const;
     // A script that exists: it runs unless deny or the allow-list say no.
     ScriptTarget script(std::string_view name, std::string_view path_info) const;
 
