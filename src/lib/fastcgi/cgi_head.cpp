@@ -1,6 +1,7 @@
 #include "fastcgi/cgi_head.hpp"
 
 #include "util/ascii.hpp"
+#include "util/byte_scan.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -15,7 +16,6 @@ using ascii::is_whitespace;
 using ascii::trim_whitespace;
 
 constexpr std::uint64_t kOnes = 0x0101010101010101;
-constexpr std::uint64_t kHighs = 0x8080808080808080;
 
 std::uint64_t load8(const char* p) {
     std::uint64_t word;
@@ -52,23 +52,18 @@ bool named(std::string_view name, const char (&lower)[N]) {
     }
 }
 
-// The first byte from `p` on that is no tchar, or `end`: eight unbounded
-// tests at a time while eight bytes are left.
-const char* skip_tchars(const char* p, const char* end) {
-    const auto& tchar = ascii::kTchar;
-    // Spelled out: g++ kept a loop of eight as a loop.
-    for (; end - p >= 8; p += 8) {
-        if (!tchar.contains(p[0])) return p;
-        if (!tchar.contains(p[1])) return p + 1;
-        if (!tchar.contains(p[2])) return p + 2;
-        if (!tchar.contains(p[3])) return p + 3;
-        if (!tchar.contains(p[4])) return p + 4;
-        if (!tchar.contains(p[5])) return p + 5;
-        if (!tchar.contains(p[6])) return p + 6;
-        if (!tchar.contains(p[7])) return p + 7;
+// The first byte from `p` on that is no tchar, or `end`: sixteen at a time
+// while they are letters, digits or '-', any other by the table. `buffer`
+// is where the head starts (a scan near its end looks at the sixteen bytes
+// before `end`, not past it).
+const char* skip_tchars(const char* buffer, const char* p, const char* end) {
+    const auto stop = static_cast<std::size_t>(end - buffer);
+    for (;;) {
+        p = buffer + byte_scan::find(buffer, static_cast<std::size_t>(p - buffer), stop,
+                                     byte_scan::NotNameBits{});
+        if (p == end || !ascii::kTchar.contains(*p)) return p;
+        ++p;
     }
-    while (p < end && tchar.contains(*p)) ++p;
-    return p;
 }
 
 // [from, to) without the SP and HTAB at either end.
@@ -78,22 +73,16 @@ std::string_view trimmed(const char* from, const char* to) {
     return {from, static_cast<std::size_t>(to - from)};
 }
 
-// Whether a byte of `word` may be no field-value byte: one below 0x20
-// (HTAB too, which is: the caller looks at those bytes one by one) or DEL.
-// Exact when it says none.
-bool may_hold_control(std::uint64_t word) {
-    const std::uint64_t del = word ^ (kOnes * 0x7f);
-    return ((((word - kOnes * 0x20) & ~word) | ((del - kOnes) & ~del)) & kHighs) != 0;
-}
-
-// The first byte from `p` on that is no field-value byte, or `end`: eight
-// at a time while they are all plain.
-const char* skip_value_bytes(const char* p, const char* end) {
+// The first byte from `p` on that is no field-value byte, or `end`:
+// sixteen at a time while none is a control (HTAB is one, and a value byte,
+// looked at alone) or DEL.
+const char* skip_value_bytes(const char* buffer, const char* p, const char* end) {
+    const auto stop = static_cast<std::size_t>(end - buffer);
     for (;;) {
-        while (end - p >= 8 && !may_hold_control(load8(p))) p += 8;
-        const char* const word_end = end - p >= 8 ? p + 8 : end;
-        while (p < word_end && ascii::is_field_value_char(*p)) ++p;
-        if (p < word_end || p == end) return p;
+        p = buffer + byte_scan::find(buffer, static_cast<std::size_t>(p - buffer), stop,
+                                     byte_scan::ControlBits{});
+        if (p == end || !ascii::is_field_value_char(*p)) return p;
+        ++p;
     }
 }
 
@@ -160,7 +149,7 @@ CgiHead::Status CgiHead::feed(std::string_view bytes, std::size_t& consumed) {
     Phase phase = phase_;
     for (;;) {
         if (phase == Phase::name) {
-            p = skip_tchars(p, end);
+            p = skip_tchars(buffer_, p, end);
             if (p == end) break;
             if (*p == ':' && p != start) {
                 colon_ = static_cast<std::size_t>(p - buffer_);
@@ -181,7 +170,7 @@ CgiHead::Status CgiHead::feed(std::string_view bytes, std::size_t& consumed) {
             }
         }
         if (phase == Phase::value) {
-            p = skip_value_bytes(p, end);
+            p = skip_value_bytes(buffer_, p, end);
             if (p == end) break;
             const char* lf = p;
             if (*p == '\r') {

@@ -1,7 +1,7 @@
 #include "http/parser.hpp"
 
-#include "http/byte_scan.hpp"
 #include "util/ascii.hpp"
+#include "util/byte_scan.hpp"
 #include "util/words.hpp"
 
 #include <algorithm>
@@ -16,18 +16,6 @@ using namespace byte_scan;
 using ascii::is_digit;
 using ascii::is_whitespace;
 
-// What the head's scan stops at: CR, LF, the other controls and DEL; and
-// HTAB, which is plain but rare enough to step over one at a time.
-Block special(Block b) {
-    return within(b, 0x00, 0x1f) | equal(b, 0x7f);
-}
-
-// The picks: what each scan stops at, as a mask, bit i for byte i. Function
-// objects, each inlined where a scan uses it.
-struct SpecialBits {
-    [[gnu::always_inline]] unsigned operator()(Block b) const { return bits(special(b)); }
-};
-
 // A request-target's bytes are VCHAR only (no SP, controls, DEL or obs-text).
 struct NotTarget {
     [[gnu::always_inline]] unsigned operator()(Block b) const {
@@ -37,14 +25,6 @@ struct NotTarget {
 struct NotTargetOrQuery {
     [[gnu::always_inline]] unsigned operator()(Block b) const {
         return (~bits(within(b, 0x21, 0x7e)) & kAll) | bits(equal(b, '?'));
-    }
-};
-
-// Field names are nearly always letters, digits and '-': the scan of one
-// stops at its colon, or at a byte that needs the full tchar check.
-struct NotName {
-    [[gnu::always_inline]] unsigned operator()(Block b) const {
-        return ~bits(letter(b) | within(b, '0', '9') | equal(b, '-')) & kAll;
     }
 };
 
@@ -116,17 +96,17 @@ struct PathBits {
     return {m.end != 0 ? p + std::countr_zero(m.end) : stop, none_before_end(m)};
 }
 
-// find() of a special byte, 32 bytes a step while they last: field values
+// find() of a control or DEL, 32 bytes a step while they last: field values
 // are most of a head.
 [[gnu::always_inline]] inline std::size_t find_special(const char* bytes, std::size_t p,
                                                        std::size_t stop) {
     for (; stop - p >= 32; p += 32) {
-        const Block first = special(load_block(bytes + p));
-        const Block second = special(load_block(bytes + p + 16));
+        const Block first = control(load_block(bytes + p));
+        const Block second = control(load_block(bytes + p + 16));
         if (bits(first | second) != 0) // __builtin_ctz: the mask is not 0
             return p + static_cast<unsigned>(__builtin_ctz(bits(first) | bits(second) << 16));
     }
-    return find(bytes, p, stop, SpecialBits{});
+    return find(bytes, p, stop, ControlBits{});
 }
 
 // --- Byte sets for the rare bytes the masks leave to them --------------------
@@ -269,7 +249,7 @@ ParseStatus RequestParser::parse(std::string_view data, Request& request) {
 [[gnu::always_inline]] inline bool RequestParser::field_line(const char* bytes, std::size_t cr,
                                                              Request& request) {
     const std::size_t start = line_start_;
-    std::size_t colon = find(bytes, start, cr, NotName{});
+    std::size_t colon = find(bytes, start, cr, NotNameBits{});
     if (bytes[colon] != ':' || colon == start || fields_ == kMaxHeaders) {
         colon = odd_name(bytes, cr, colon);
         if (colon == 0) return false;
@@ -418,7 +398,7 @@ ParseStatus RequestParser::scan(std::string_view data, Request& request) {
     }
 }
 
-// The special byte at p, in the input of `size` bytes, is not the CR of a
+// The control or DEL at p, in the input of `size` bytes, is not the CR of a
 // CRLF that the scan saw whole.
 RequestParser::Next RequestParser::odd_byte(const char* bytes, std::size_t size, std::size_t p) {
     if (bytes[p] == '\t') return Next::skip;

@@ -1,5 +1,6 @@
 #pragma once
-// Sixteen bytes at a time: the request-head parser's scans classify 16 bytes
+// Sixteen bytes at a time: the head parsers' scans (the request's, PHP's CGI
+// head) classify 16 bytes
 // at once, each byte of a Block becoming 0xff or 0x00, and bits() gathers
 // that into a mask, bit i for byte i, whose lowest set bit is the first byte
 // picked. SSE2 (every x86-64) does each step in an instruction or two;
@@ -17,7 +18,7 @@
 #include <emmintrin.h>
 #endif
 
-namespace weft::http::byte_scan {
+namespace weft::byte_scan {
 
 #if defined(__SSE2__)
 struct Block {
@@ -89,6 +90,24 @@ inline constexpr unsigned kAll = 0xffff;
     return within(lower(b), 'a', 'z');
 }
 
+// The bytes a field line's scans stop at, in either head: the controls (CR,
+// LF, and HTAB, which is plain in a value but rare enough to step over one
+// at a time) and DEL.
+[[gnu::always_inline]] inline Block control(Block b) {
+    return within(b, 0x00, 0x1f) | equal(b, 0x7f);
+}
+struct ControlBits {
+    [[gnu::always_inline]] unsigned operator()(Block b) const { return bits(control(b)); }
+};
+
+// Field names are nearly always letters, digits and '-': a scan of one stops
+// at its colon, or at a byte that needs the full tchar check.
+struct NotNameBits {
+    [[gnu::always_inline]] unsigned operator()(Block b) const {
+        return ~bits(letter(b) | within(b, '0', '9') | equal(b, '-')) & kAll;
+    }
+};
+
 // What `pick` picks of the bytes [p, stop), fewer than 16, in an input
 // shorter than 16 bytes.
 template <class Pick>
@@ -114,4 +133,4 @@ template <class Pick>
     return mask != 0 ? p + std::countr_zero(mask) : stop;
 }
 
-} // namespace weft::http::byte_scan
+} // namespace weft::byte_scan
