@@ -71,12 +71,13 @@ TEST_CASE("params: a POST to a front controller, byte for byte", "[fastcgi]") {
     params.content_length = "7";
     params.server_name = "example.com";
     params.extra = extra;
+    EndpointTexts texts;
+    std::strcpy(texts.remote_address, "127.0.0.1");
+    std::strcpy(texts.remote_port, "54321");
+    std::strcpy(texts.server_address, "127.0.0.1");
+    std::strcpy(texts.server_port, "8080");
     Endpoints endpoints;
-    std::strcpy(endpoints.remote_address, "127.0.0.1");
-    std::strcpy(endpoints.remote_port, "54321");
-    std::strcpy(endpoints.server_address, "127.0.0.1");
-    std::strcpy(endpoints.server_port, "8080");
-    endpoints.encode();
+    endpoints.encode(texts);
 
     std::string sent;
     char buffer[4096];
@@ -183,16 +184,18 @@ TEST_CASE("params: the ends of a TCP connection as REMOTE_ADDR, REMOTE_PORT, SER
     test::EventLoop t;
     t.spawn([&] { endpoints.look_up(accepted); });
     t.run();
-    CHECK(std::string(endpoints.remote_address) == "127.10.0.255");
-    CHECK(std::string(endpoints.remote_port) == port_of(client));
-    CHECK(std::string(endpoints.server_address) == "127.200.0.9");
-    CHECK(std::string(endpoints.server_port) == port_of(listener));
+    CHECK(endpoints.param("REQUEST_SCHEME") == "http");
+    CHECK(endpoints.param("HTTPS").empty());
+    CHECK(endpoints.param("REMOTE_ADDR") == "127.10.0.255");
+    CHECK(endpoints.param("REMOTE_PORT") == port_of(client));
+    CHECK(endpoints.param("SERVER_ADDR") == "127.200.0.9");
+    CHECK(endpoints.param("SERVER_PORT") == port_of(listener));
 
     // The connection's next request: the same text, and the same pairs.
     Endpoints again;
     t.spawn([&] { again.look_up(accepted); });
     t.run();
-    CHECK(std::string(again.remote_port) == port_of(client));
+    CHECK(again.param("REMOTE_PORT") == port_of(client));
     CHECK(std::string_view(again.pairs, again.pairs_size) ==
           std::string_view(endpoints.pairs, endpoints.pairs_size));
 
@@ -207,8 +210,8 @@ TEST_CASE("params: the ends of a TCP connection as REMOTE_ADDR, REMOTE_PORT, SER
     test::EventLoop fresh; // whose table has not noted the fd's ends yet
     fresh.spawn([&] { other.look_up(accepted); });
     fresh.run();
-    CHECK(std::string(other.remote_port) == port_of(second_client));
-    CHECK(std::string(other.remote_port) != std::string(endpoints.remote_port));
+    CHECK(other.param("REMOTE_PORT") == port_of(second_client));
+    CHECK(other.param("REMOTE_PORT") != endpoints.param("REMOTE_PORT"));
     for (const int fd : {accepted, second, second_client, client, listener}) close(fd);
 }
 
@@ -241,6 +244,7 @@ struct Inputs {
     http::Request request;
     std::string extra = extra_params({{"APP_ENV", "prod"}});
     ScriptParams params;
+    EndpointTexts texts;
     Endpoints endpoints;
 
     explicit Inputs(std::string head_text) : head(std::move(head_text)) {
@@ -257,11 +261,11 @@ struct Inputs {
         params.content_length = "";
         params.server_name = "example.com";
         params.extra = extra;
-        std::strcpy(endpoints.remote_address, "127.0.0.1");
-        std::strcpy(endpoints.remote_port, "54321");
-        std::strcpy(endpoints.server_address, "127.0.0.1");
-        std::strcpy(endpoints.server_port, "8080");
-        endpoints.encode();
+        std::strcpy(texts.remote_address, "127.0.0.1");
+        std::strcpy(texts.remote_port, "54321");
+        std::strcpy(texts.server_address, "127.0.0.1");
+        std::strcpy(texts.server_port, "8080");
+        endpoints.encode(texts);
         endpoints.fd = 5;
     }
 };
@@ -311,8 +315,8 @@ TEST_CASE("params: any input that differs, by as little as a byte, gets pairs of
         {"a field's name's case", [](Inputs& i) { i.head.replace(i.head.find("Cookie"), 1, "c"); }},
         {"a field more", [](Inputs& i) { i.head.insert(i.head.size() - 2, "X-A: 1\r\n"); }},
         {"a field fewer", [](Inputs& i) { i.head.erase(i.head.find("Cookie"), 13); }},
-        {"the remote port", [](Inputs& i) { std::strcpy(i.endpoints.remote_port, "54322"); }},
-        {"https", [](Inputs& i) { i.endpoints.https = true; }},
+        {"the remote port", [](Inputs& i) { std::strcpy(i.texts.remote_port, "54322"); }},
+        {"https", [](Inputs& i) { i.texts.https = true; }},
     };
     for (const auto& [what, change] : changes) {
         INFO(what);
@@ -333,7 +337,7 @@ TEST_CASE("params: any input that differs, by as little as a byte, gets pairs of
         if (changed_view != "query") changed.params.query = changed.request.query;
         if (changed_view != "method") changed.params.method = changed.request.method_name;
         changed.params.extra = changed.extra;
-        changed.endpoints.encode();
+        changed.endpoints.encode(changed.texts);
         const std::string expected =
             written_anew(changed.request, changed.params, changed.endpoints);
         const std::uint64_t reused = reused_params();
@@ -369,8 +373,8 @@ TEST_CASE("params: a request not as sent (an error page's) is neither kept nor c
 TEST_CASE("params: two connections on one slot each get their own pairs", "[fastcgi]") {
     Inputs a(kHead);
     Inputs b(kHead);
-    std::strcpy(b.endpoints.remote_port, "54329");
-    b.endpoints.encode();
+    std::strcpy(b.texts.remote_port, "54329");
+    b.endpoints.encode(b.texts);
     b.endpoints.fd = a.endpoints.fd + 64; // the same slot
     const std::string a_pairs = written_anew(a.request, a.params, a.endpoints);
     const std::string b_pairs = written_anew(b.request, b.params, b.endpoints);

@@ -36,33 +36,41 @@
 
 namespace weft::handlers {
 
-// The two ends of the client's connection, as text, and as the params
-// REQUEST_SCHEME, HTTPS (when on), REMOTE_ADDR, REMOTE_PORT, SERVER_ADDR and
-// SERVER_PORT encoded (`pairs`), which write_params copies as they are.
-struct Endpoints {
+// The two ends of the client's connection as text, and whether the client
+// spoke TLS (to a proxy that said so): what the endpoints' params say.
+struct EndpointTexts {
     char remote_address[48] = "";
     char remote_port[8] = "";
     char server_address[48] = "";
     char server_port[8] = "";
-    bool https = false; // the client spoke TLS (to a proxy that said so)
+    bool https = false;
+};
+
+// The params REQUEST_SCHEME, HTTPS (when on), REMOTE_ADDR, REMOTE_PORT,
+// SERVER_ADDR and SERVER_PORT of the client's connection, encoded (`pairs`),
+// which write_params copies as they are.
+struct Endpoints {
     // The client's connection (look_up's `fd`), or -1: which of this
     // thread's slots write_params keeps the connection's last params in.
     int fd = -1;
     // The six pairs at their largest, a byte per length (each below 128).
     char pairs[2 * 6 + sizeof "REQUEST_SCHEME" + sizeof "HTTPS" + sizeof "https" + sizeof "on" +
-               4 * sizeof "REMOTE_ADDR" + 2 * sizeof remote_address + 2 * sizeof remote_port];
+               4 * sizeof "REMOTE_ADDR" + 2 * sizeof EndpointTexts::remote_address +
+               2 * sizeof EndpointTexts::remote_port];
     std::uint8_t pairs_size = 0;
 
-    // Both, from what the loop noted when it accepted the connection (a
-    // syscall only for a connection it did not accept); unix sockets give
-    // "unix:" and no port. The remote end and https as `forwarded` says,
-    // when given (http::Exchange::forwarded_client()). Then encode().
-    // The same ends give the same text: a connection's later requests (and
-    // a new connection on the same fd between the same ends) copy it from a
-    // per-thread cache instead of writing the numbers again.
+    // The pairs of both ends, from what the loop noted when it accepted the
+    // connection (a syscall only for a connection it did not accept); unix
+    // sockets give "unix:" and no port. The remote end and https as
+    // `forwarded` says, when given (http::Exchange::forwarded_client()).
+    // The same ends give the same pairs: a connection's later requests (and
+    // a new connection on the same fd between the same ends) copy them from
+    // a per-thread cache instead of writing the numbers again.
     void look_up(int fd, const http::ForwardedClient* forwarded = nullptr);
-    // `pairs` from the texts and https.
-    void encode();
+    // `pairs` from the texts.
+    void encode(const EndpointTexts& texts);
+    // The value of the pair `name`, or an empty view when there is none.
+    std::string_view param(std::string_view name) const;
 };
 
 struct ScriptParams {
