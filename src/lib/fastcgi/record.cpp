@@ -335,6 +335,34 @@ RecordReader::Item RecordReader::next(std::string_view input, std::size_t& consu
         return fail("bytes after END_REQUEST");
     }
     std::size_t at = 0;
+    // The usual: whole records where they are, each in one step, its
+    // padding with it (a backend's answer mostly comes in one read).
+    while (state_ == State::header && have_ == 0 && input.size() - at >= kHeaderSize) {
+        const char* const header = input.data() + at;
+        at += kHeaderSize;
+        consumed = at;
+        if (const char* error = start_record(header)) return fail(error);
+        const std::size_t left = input.size() - at;
+        if (state_ == State::content && left >= content_ + padding_) {
+            Item item;
+            item.kind = type_ == RecordType::stdout_ ? Kind::stdout_data : Kind::stderr_data;
+            item.data = {input.data() + at, content_};
+            consumed = at + content_ + padding_;
+            content_ = padding_ = 0;
+            state_ = State::header;
+            return item;
+        }
+        if (state_ == State::end_body && left >= 8u + padding_) {
+            const char* const body = input.data() + at;
+            app_status_ = be32(body);
+            protocol_status_ = static_cast<ProtocolStatus>(static_cast<std::uint8_t>(body[4]));
+            consumed = at + 8 + padding_;
+            padding_ = 0;
+            state_ = State::ended;
+            return ended_item();
+        }
+        if (state_ != State::header) break; // the rest of it to come: below
+    }
     while (at < input.size()) {
         const std::size_t left = input.size() - at;
         switch (state_) {

@@ -270,7 +270,8 @@ public:
     explicit RecordReader(std::uint16_t request_id = kRequestId) : request_id_(request_id) {}
 
     // The next item from `input` (the bytes not yet consumed), and how many
-    // of them it took in `consumed`. `data` points into `input` and is never
+    // of them it took in `consumed` (a record's padding with its content,
+    // when it is there too). `data` points into `input` and is never
     // empty: an empty STDOUT record (the end of the stream) yields nothing,
     // so empty data never stands for the end. end_request comes once the
     // whole record is in, its padding too. Call again with the rest until
