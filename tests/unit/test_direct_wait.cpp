@@ -3,6 +3,7 @@
 // test_poll_event.cpp.
 
 #include "coro/coroutine.hpp"
+#include "event/channel.hpp"
 #include "event/direct_wait.hpp"
 #include "event/trigger_event.hpp"
 #include "event/waker.hpp"
@@ -117,4 +118,58 @@ TEST_CASE("a heap event disposed while an event wait holds it is freed only afte
     t.run();
     CHECK(woke == 0);
     CHECK(result == -ECANCELED);
+}
+
+TEST_CASE("an event's direct wait and its subscribers are all told: a second wait subscribes, a "
+          "Waker beside them too",
+          "[event]") {
+    test::EventLoop t;
+    TriggerEvent event(t.loop);
+    std::int64_t first = 1, second = 1;
+    weft::AwaitResult third{};
+    const weft::Callback* direct = nullptr;
+    bool second_subscribed = false;
+    t.spawn([&] {
+        EventWait wait(event);
+        direct = event.direct();
+        first = wait.wait(5'000, false);
+    });
+    t.spawn([&] {
+        EventWait wait(event); // the event has its direct wait: this one subscribes
+        second_subscribed = event.direct() == direct && event.subscribers() == 1;
+        second = wait.wait(5'000, false);
+    });
+    t.spawn([&] { third = weft::await(event); });
+    t.spawn([&] {
+        weft::io::sleep(20);
+        CHECK(event.subscribers() == 2); // the second wait and the Waker
+        event.fire_here();
+    });
+    t.run();
+    CHECK(direct != nullptr);
+    CHECK(second_subscribed);
+    CHECK(first == 0);
+    CHECK(second == 0);
+    CHECK(third.index == 0);
+    CHECK(event.direct() == nullptr);
+    CHECK(event.subscribers() == 0);
+}
+
+TEST_CASE("a level-triggered event tells its direct wait alone: a channel's item", "[event]") {
+    test::EventLoop t;
+    weft::Channel<int> channel(t.loop, 4);
+    std::int64_t woke = 1;
+    bool waited = false;
+    t.spawn([&] {
+        EventWait wait(channel.readable());
+        waited = !wait.fired();
+        woke = wait.wait(5'000, false);
+    });
+    t.spawn([&] {
+        weft::io::sleep(20);
+        CHECK(channel.try_send(7));
+    });
+    t.run();
+    CHECK(waited);
+    CHECK(woke == 0);
 }

@@ -83,7 +83,7 @@ private:
         Side(Loop& loop, Channel& channel, bool read)
             : Event(loop), channel_(channel), read_(read) {}
         void ready(std::int64_t n) {
-            if (subscribers()) notify(n);
+            if (heard()) notify(n);
         }
         std::string info() const override {
             return describe(read_ ? "channel readable" : "channel writable") + ", " +

@@ -38,12 +38,24 @@ EventWait::EventWait(Event& event) : event_(event), task_(Loop::current_task()) 
     fn = on_event;
     if (event.has(Event::kHeap)) event.retain(); // disposed meanwhile, it is not freed
     event.start();
-    event.subscribe(*this); // may fire at once
+    // The event's direct wait when it has none (mostly): told without a
+    // subscription, which costs a wait and its firing about 60 instructions.
+    direct_ = event.direct() == nullptr;
+    std::int64_t now = 0;
+    if (!direct_) {
+        event.subscribe(*this); // may fire at once
+    } else {
+        event.set_direct(this);
+        if (event.answers_now(now)) on_event(*this, event, now);
+    }
     subscribing_ = false;
 }
 
 EventWait::~EventWait() {
-    event_.unsubscribe(*this);
+    if (direct_)
+        event_.set_direct(nullptr);
+    else
+        event_.unsubscribe(*this);
     event_.stop();
     if (event_.has(Event::kHeap)) event_.release();
     if (task_->direct_wait == this) task_->direct_wait = nullptr; // unwound in its wait
@@ -55,7 +67,7 @@ void EventWait::on_event(Callback& self, Event& event, std::int64_t result) {
     w.fired_ = true;
     w.result_ = result;
     // Decided: a later firing goes to a waiter that will use it.
-    event.unsubscribe(self);
+    if (!w.direct_) event.unsubscribe(self);
     if (w.task_->waiting) event.loop().wake(*w.task_->coroutine, 0);
 }
 

@@ -43,8 +43,9 @@ inline bool waits_directly(const Task& task) {
     return task.direct_wait != nullptr && task.waiting;
 }
 
-// The running task's direct wait for one event, on its stack: started and
-// subscribed for as long as it lives (an event that answers at once, a
+// The running task's direct wait for one event, on its stack: started, and
+// the event's direct wait (Event::direct(); subscribed when another has
+// that), for as long as it lives (an event that answers at once, a
 // completed one, fires it then).
 class EventWait : private Callback {
 public:
@@ -68,6 +69,7 @@ private:
     std::int64_t result_ = 0;
     bool fired_ = false;
     bool subscribing_ = true;
+    bool direct_ = false; // the event's direct wait (Event::direct()), not a subscriber
 };
 
 } // namespace weft

@@ -44,6 +44,7 @@ Event::Event(Loop& loop, std::uint16_t flags) : loop_(loop), flags_(flags) {}
 
 Event::~Event() {
     assert(callbacks_.size() == 0 && "an event died with subscribers");
+    assert(!direct_ && "an event died with a direct wait");
     assert(starts_ == 0 && "an event died started");
 }
 
@@ -52,11 +53,7 @@ void Event::subscribe(Callback& callback) {
     callback.event = this;
     callbacks_.add(callback);
     std::int64_t now = 0;
-    if (flags_ & (kCompleted | kClosed)) {
-        callback.fn(callback, *this, result_); // replay
-    } else if (ready_now(now)) {
-        callback.fn(callback, *this, now);
-    }
+    if (answers_now(now)) callback.fn(callback, *this, now); // a replay, or ready
 }
 
 void Event::start() {
@@ -101,11 +98,13 @@ void Event::close(std::int64_t result) {
 
 void Event::notify(std::int64_t result) {
     if (hook_) hook_(*this, result, hook_data_);
+    if (direct_) direct_->fn(*direct_, *this, result);
     if (callbacks_.notifying()) {
         // Fired again by one of its own callbacks: after this round.
         reentrant_.push_back(result);
         return;
     }
+    if (callbacks_.size() == 0) return; // the direct wait alone, or nobody
     // A callback may dispose a heap event: it lives until the end of this.
     // (One on a stack or in an object outlives its subscribers anyway.)
     const bool heap = heap_;

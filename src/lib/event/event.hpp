@@ -141,11 +141,29 @@ public:
         hook_data_ = data;
     }
 
+    // One direct wait (event/direct_wait.hpp) at a time may hear the event
+    // without a subscription: told of each notification before the
+    // subscribers. Null: none.
+    Callback* direct() const { return direct_; }
+    void set_direct(Callback* wait) { direct_ = wait; }
+    // What subscribe() would tell a new subscriber at once: the result of a
+    // completed or closed event, or of one ready now. False: it must wait.
+    bool answers_now(std::int64_t& result) {
+        if (flags_ & (kCompleted | kClosed)) {
+            result = result_;
+            return true;
+        }
+        return ready_now(result);
+    }
+
     Loop& loop() const { return loop_; }
     bool has(Flag flag) const { return flags_ & flag; }
     bool started() const { return starts_ > 0; }
     std::int64_t result() const { return result_; }
     std::uint32_t subscribers() const { return callbacks_.size(); }
+    // Whether a notification would reach anyone: a subscriber, or the
+    // direct wait.
+    bool heard() const { return callbacks_.size() != 0 || direct_ != nullptr; }
     // Nobody but the caller holds a reference to it (a heap event).
     bool only_reference() const { return refs_.load(std::memory_order_acquire) == 1; }
 
@@ -172,6 +190,7 @@ protected:
 private:
     Loop& loop_;
     CallbackList callbacks_;
+    Callback* direct_ = nullptr;
     std::atomic<std::uint32_t> refs_{1};
     std::uint32_t starts_ = 0;
     std::int64_t result_ = 0;

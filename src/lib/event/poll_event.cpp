@@ -70,10 +70,10 @@ void PollProxy::on_ready(FdWatcher& self, std::uint8_t ready) {
     proxy.cursor_ = proxy.first_;
     while (PollEvent* event = proxy.cursor_) {
         proxy.cursor_ = event->next_;
-        // Only a subscribed event takes readiness: one whose waiter was
+        // Only an event heard takes readiness: one whose waiter was
         // woken by something else must leave it for the next waiter.
         std::int64_t result = 0;
-        if (event->subscribers() && event->ready_now(result)) event->notify(result);
+        if (event->heard() && event->ready_now(result)) event->notify(result);
     }
 }
 

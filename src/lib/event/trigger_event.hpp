@@ -44,10 +44,10 @@ public:
 
     // Makes a fired trigger new again, for one more wait, when nothing can
     // touch it any more: no other reference (a fire() in flight holds one),
-    // no subscriber, not started, not disposed. False (left as it is)
+    // no subscriber or direct wait, not started, not disposed. False (left as it is)
     // otherwise.
     bool rearm() {
-        if (!only_reference() || subscribers() || started() || has(kDisposed)) return false;
+        if (!only_reference() || heard() || started() || has(kDisposed)) return false;
         reopen();
         pending_.store(0, std::memory_order_relaxed);
         return true;
