@@ -492,7 +492,8 @@ void Connection::refuse(Exchange& exchange, int status) {
     exchange.send_pending_page();
 }
 
-bool Connection::let_in(const AccessRules* access, const BasicAuth* auth, Exchange& exchange) {
+bool Connection::check_access(const AccessRules* access, const BasicAuth* auth,
+                              Exchange& exchange) {
     if (!auth) [[likely]] {
         if (admits(access)) [[likely]]
             return true;
