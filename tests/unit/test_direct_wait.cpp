@@ -5,12 +5,16 @@
 #include "coro/coroutine.hpp"
 #include "event/channel.hpp"
 #include "event/direct_wait.hpp"
+#include "event/poll_event.hpp"
 #include "event/trigger_event.hpp"
 #include "event/waker.hpp"
 #include "event_helpers.hpp"
 #include "loop/io.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <sys/socket.h>
+#include <unistd.h>
 
 using weft::Event;
 using weft::EventWait;
@@ -172,4 +176,39 @@ TEST_CASE("a level-triggered event tells its direct wait alone: a channel's item
     t.run();
     CHECK(waited);
     CHECK(woke == 0);
+}
+
+TEST_CASE("a fired event wait leaves its event: the fd's next readiness is the next wait's",
+          "[event]") {
+    // Found by review: a fired wait that stayed its PollEvent's direct wait
+    // kept the event heard, so the proxy took the next readiness for it,
+    // and a later wait slept to its timeout with a byte unread.
+    test::EventLoop t;
+    int fd[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fd) == 0);
+    weft::PollProxy proxy(t.loop, fd[0]);
+    weft::PollEvent readable(proxy, weft::kReadable);
+    std::int64_t first = 1, second = 1;
+    t.spawn([&] {
+        {
+            EventWait wait(readable);
+            first = wait.wait(2'000, false); // the first byte
+            char c;
+            REQUIRE(read(fd[0], &c, 1) == 1);
+            weft::io::sleep(50); // still in scope when the second byte comes
+        }
+        EventWait again(readable); // the byte waits: it fires at once
+        second = again.wait(300, false);
+    });
+    t.spawn([&] {
+        weft::io::sleep(10);
+        REQUIRE(write(fd[1], "a", 1) == 1);
+        weft::io::sleep(20);
+        REQUIRE(write(fd[1], "b", 1) == 1);
+    });
+    t.run();
+    CHECK(first == 0);
+    CHECK(second == 0);
+    close(fd[0]);
+    close(fd[1]);
 }

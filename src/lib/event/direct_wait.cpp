@@ -52,10 +52,10 @@ EventWait::EventWait(Event& event) : event_(event), task_(Loop::current_task()) 
 }
 
 EventWait::~EventWait() {
-    if (direct_)
-        event_.set_direct(nullptr);
-    else
+    if (!direct_)
         event_.unsubscribe(*this);
+    else if (event_.direct() == this) // not fired: still its direct wait
+        event_.set_direct(nullptr);
     event_.stop();
     if (event_.has(Event::kHeap)) event_.release();
     if (task_->direct_wait == this) task_->direct_wait = nullptr; // unwound in its wait
@@ -66,8 +66,13 @@ void EventWait::on_event(Callback& self, Event& event, std::int64_t result) {
     if (w.fired_ || !(w.subscribing_ || in_direct_wait(*w.task_, &w))) return;
     w.fired_ = true;
     w.result_ = result;
-    // Decided: a later firing goes to a waiter that will use it.
-    if (!w.direct_) event.unsubscribe(self);
+    // Decided: a later firing goes to a waiter that will use it, and the
+    // event is no longer heard for this one (a PollEvent that is takes the
+    // fd's next readiness, which this wait would then drop).
+    if (w.direct_)
+        event.set_direct(nullptr);
+    else
+        event.unsubscribe(self);
     if (w.task_->waiting) event.loop().wake(*w.task_->coroutine, 0);
 }
 

@@ -43,10 +43,10 @@ inline bool waits_directly(const Task& task) {
     return task.direct_wait != nullptr && task.waiting;
 }
 
-// The running task's direct wait for one event, on its stack: started, and
-// the event's direct wait (Event::direct(); subscribed when another has
-// that), for as long as it lives (an event that answers at once, a
-// completed one, fires it then).
+// The running task's direct wait for one event, on its stack: started for
+// as long as it lives, and the event's direct wait (Event::direct();
+// subscribed when another has that) until it fires (an event that answers
+// at once, a completed one, fires it then).
 class EventWait : private Callback {
 public:
     explicit EventWait(Event& event);

@@ -134,7 +134,7 @@ std::string Event::describe(const char* kind) const {
     if (flags_ & kCompleted) line += " completed(" + std::to_string(result_) + ")";
     if (flags_ & kClosed) line += " closed";
     if (flags_ & kHidden) line += " hidden";
-    line += ", " + std::to_string(callbacks_.size()) + " waiting";
+    line += ", " + std::to_string(callbacks_.size() + (direct_ ? 1 : 0)) + " waiting";
     return line;
 }
 
