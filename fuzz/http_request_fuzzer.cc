@@ -39,7 +39,8 @@ bool same_request(const Request& a, const Request& b) {
         !same_view(a.query, b.query) || !same_view(a.host, b.host) || a.minor != b.minor ||
         a.keep_alive != b.keep_alive || a.expect_continue != b.expect_continue ||
         a.chunked != b.chunked || a.content_length != b.content_length ||
-        a.path_normal != b.path_normal || a.header_count != b.header_count)
+        a.path_normal != b.path_normal || a.header_count != b.header_count ||
+        !same_view(a.head, b.head))
         return false;
     for (std::size_t i = 0; i < a.header_count; ++i)
         if (!same_view(a.headers[i].name, b.headers[i].name) ||
@@ -49,6 +50,11 @@ bool same_request(const Request& a, const Request& b) {
 }
 
 void check_request(const Request& r, std::string_view head) {
+    // The head as sent: from the method (after any empty lines) to the end
+    // of what the parser took, every view within it.
+    check(r.head.data() == r.method_name.data() &&
+          r.head.data() + r.head.size() == head.data() + head.size());
+    head = r.head;
     check(inside(r.method_name, head) && inside(r.target, head) && inside(r.path, head) &&
           inside(r.query, head) && inside(r.host, head));
     check(r.header_count <= kMaxHeaders);

@@ -44,8 +44,8 @@ public:
 
     // Makes a fired trigger new again, for one more wait, when nothing can
     // touch it any more: no other reference (a fire() in flight holds one),
-    // no subscriber or direct wait, not started, not disposed. False (left as it is)
-    // otherwise.
+    // nobody to hear it (a subscriber, a direct wait), not started, not
+    // disposed. False (left as it is) otherwise.
     bool rearm() {
         if (!only_reference() || heard() || started() || has(kDisposed)) return false;
         reopen();

@@ -344,18 +344,14 @@ RecordReader::Item RecordReader::next(std::string_view input, std::size_t& consu
         if (const char* error = start_record(header)) return fail(error);
         const std::size_t left = input.size() - at;
         if (state_ == State::content && left >= content_ + padding_) {
-            Item item;
-            item.kind = type_ == RecordType::stdout_ ? Kind::stdout_data : Kind::stderr_data;
-            item.data = {input.data() + at, content_};
+            const Item item = content_item({input.data() + at, content_});
             consumed = at + content_ + padding_;
             content_ = padding_ = 0;
             state_ = State::header;
             return item;
         }
         if (state_ == State::end_body && left >= 8u + padding_) {
-            const char* const body = input.data() + at;
-            app_status_ = be32(body);
-            protocol_status_ = static_cast<ProtocolStatus>(static_cast<std::uint8_t>(body[4]));
+            end_body(input.data() + at);
             consumed = at + 8 + padding_;
             padding_ = 0;
             state_ = State::ended;
@@ -389,10 +385,7 @@ RecordReader::Item RecordReader::next(std::string_view input, std::size_t& consu
             content_ -= n;
             if (content_ == 0) state_ = padding_ > 0 ? State::padding : State::header;
             consumed = at + n;
-            Item item;
-            item.kind = type_ == RecordType::stdout_ ? Kind::stdout_data : Kind::stderr_data;
-            item.data = {input.data() + at, n};
-            return item;
+            return content_item({input.data() + at, n});
         }
         case State::padding:
         case State::end_padding: {
@@ -423,8 +416,7 @@ RecordReader::Item RecordReader::next(std::string_view input, std::size_t& consu
                 body = partial_;
             }
             consumed = at;
-            app_status_ = be32(body);
-            protocol_status_ = static_cast<ProtocolStatus>(static_cast<std::uint8_t>(body[4]));
+            end_body(body);
             if (padding_ > 0) {
                 state_ = State::end_padding;
                 break;
@@ -463,6 +455,18 @@ const char* RecordReader::start_record(const char* header) {
     content_ = content;
     state_ = content > 0 ? State::content : padding_ > 0 ? State::padding : State::header;
     return nullptr;
+}
+
+RecordReader::Item RecordReader::content_item(std::string_view data) const {
+    Item item;
+    item.kind = type_ == RecordType::stdout_ ? Kind::stdout_data : Kind::stderr_data;
+    item.data = data;
+    return item;
+}
+
+void RecordReader::end_body(const char* body) {
+    app_status_ = be32(body);
+    protocol_status_ = static_cast<ProtocolStatus>(static_cast<std::uint8_t>(body[4]));
 }
 
 RecordReader::Item RecordReader::ended_item() const {

@@ -296,6 +296,10 @@ private:
     };
 
     const char* start_record(const char* header);
+    // The record's content in `data`, as an item of its type.
+    Item content_item(std::string_view data) const;
+    // Takes END_REQUEST's 8-byte body.
+    void end_body(const char* body);
     Item ended_item() const;
     Item fail(const char* why);
 

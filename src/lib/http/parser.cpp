@@ -98,7 +98,7 @@ struct PathBits {
 
 // find() of a control or DEL, 32 bytes a step while they last: field values
 // are most of a head.
-[[gnu::always_inline]] inline std::size_t find_special(const char* bytes, std::size_t p,
+[[gnu::always_inline]] inline std::size_t find_control(const char* bytes, std::size_t p,
                                                        std::size_t stop) {
     for (; stop - p >= 32; p += 32) {
         const Block first = control(load_block(bytes + p));
@@ -355,7 +355,7 @@ ParseStatus RequestParser::scan(std::string_view data, Request& request) {
     while (line_end_ == 0) {
         // Up to the byte that would make the request line one too long.
         const std::size_t line_stop = std::min(stop, line_start_ + limits_.max_request_line + 1);
-        p = find_special(bytes, p, line_stop);
+        p = find_control(bytes, p, line_stop);
         if (p == line_stop) return more(p);
         const Next next = p + 1 < line_stop && bytes[p] == '\r' && bytes[p + 1] == '\n'
                               ? Next::line_end
@@ -381,7 +381,7 @@ ParseStatus RequestParser::scan(std::string_view data, Request& request) {
     for (;;) {
         if (p == line_start_ && p + 1 < stop && bytes[p] == '\r' && bytes[p + 1] == '\n')
             return finish(bytes, p, request);
-        p = find_special(bytes, p, stop);
+        p = find_control(bytes, p, stop);
         if (p + 1 < stop && bytes[p] == '\r' && bytes[p + 1] == '\n') {
             if (!field_line(bytes, p, request)) return ParseStatus::error;
             p += 2;

@@ -90,8 +90,7 @@ struct KeptTarget {
         std::size_t offset = 0;
         std::size_t size = 0;
     };
-    bool valid = false;
-    std::uint64_t watch_id = 0;
+    bool valid = false;        // synced_disk() ends it when the root or the watch is another
     std::uint64_t changes = 0; // FsWatch::changes() when it was resolved
     std::string path;
     std::string scratch;
@@ -263,8 +262,7 @@ ScriptTarget ScriptResolver::resolve(std::string_view path, char* scratch) const
     FsWatch* const watch = disk.watch;
     // The same path, and no change seen since: every answer it was made of
     // holds (what was not watched was not kept).
-    if (last.valid && watch && last.changes == watch->changes() && last.watch_id == watch->id() &&
-        path == last.path) [[likely]] {
+    if (last.valid && watch && last.changes == watch->changes() && path == last.path) [[likely]] {
         if (!last.scratch.empty()) std::memcpy(scratch, last.scratch.data(), last.scratch.size());
         return {last.kind, last.view(last.script_name, path, scratch),
                 last.view(last.path_info, path, scratch),
@@ -273,7 +271,6 @@ ScriptTarget ScriptResolver::resolve(std::string_view path, char* scratch) const
     const ScriptTarget target = resolve_on(disk, path, scratch);
     last.valid = disk.watched && watch;
     if (last.valid) {
-        last.watch_id = watch->id();
         last.changes = watch->changes();
         last.path.assign(path);
         last.scratch.clear();
